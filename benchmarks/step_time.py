@@ -1,0 +1,166 @@
+"""Training-step time and FLOPs of every method relative to frozen_ln, per backbone, at paper size.
+
+    python benchmarks/step_time.py            # all backbones, ~5 minutes on 2 cores
+    python benchmarks/step_time.py --quick    # fewer repeats
+    python benchmarks/step_time.py --backbones vision --profile   # + torch.profiler top ops
+
+One step = what the trainer's inner loop does: set the lr, forward, the task's loss, the
+finite-loss check, zero_grad, backward, grad-norm clipping, AdamW step. Every variant has its
+own model and optimizer built with the same seed; steps are timed interleaved (order rotating),
+after warm-up, and the median is reported.
+
+Extra rows besides the config's methods:
+  autonorm_s [frozen]           selectors frozen (the state after T_freeze when the freeze fires)
+  autonorm_s [straightforward]  norms.fast_paths(False): the plain autograd formulas of SPEC 1
+  dyt [straightforward]         the same for static DyT
+FLOPs come from torch.utils.flop_counter (matmuls and convolutions only: elementwise work, and so
+most of a norm's cost, counts as zero). "selector share" is the selectors' part of those FLOPs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import _common as C
+import torch
+from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
+
+from autonorm import norms
+from autonorm.cost import count_params
+from autonorm.methods import METHODS
+from autonorm.models import build_model
+from autonorm.train import Task, make_optimizer
+
+EXTRA = ["autonorm_s [frozen]", "autonorm_s [straightforward]", "dyt [straightforward]"]
+
+
+def build_variant(backbone: str, variant: str, seed: int = 0):
+    meta, family, bs, _ = C.BACKBONES[backbone]
+    model_cfg, train_cfg = C.family_cfg(family)
+    method = variant.split(" ")[0]
+    torch.manual_seed(seed)
+    model = build_model(meta, method, model_cfg, C.norm_options())
+    if variant.endswith("[frozen]"):
+        norms.freeze_selectors(model)
+    model.train()
+    fast = not variant.endswith("[straightforward]")
+    return model, make_optimizer(model, train_cfg), train_cfg, fast
+
+
+def make_step(backbone: str, model: nn.Module, opt, train_cfg: dict, fast: bool):
+    meta, _, bs, _ = C.BACKBONES[backbone]
+    task = Task(meta, train_cfg, torch.device("cpu"))
+    x, y = C.example_batch(backbone, bs)
+    smoothing = float(train_cfg.get("label_smoothing", 0.0))
+    if task.kind == "image_classification":  # soft targets, as after MixUp/CutMix in the trainer
+        k = meta["num_classes"]
+        y = nn.functional.one_hot(y, k).float() * (1 - smoothing) + smoothing / k
+    clip, lr = train_cfg.get("grad_clip"), train_cfg["lr"]
+
+    def step():
+        with norms.fast_paths(fast):
+            for group in opt.param_groups:
+                group["lr"] = lr
+            out = model(x)
+            loss = task.loss(out, y, smoothing)
+            if not torch.isfinite(loss):
+                raise RuntimeError("loss is not finite")
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            if clip:
+                nn.utils.clip_grad_norm_(model.parameters(), clip)
+            opt.step()
+
+    return step, x, y, task, smoothing
+
+
+def flops(model: nn.Module, x: torch.Tensor, y, task, smoothing) -> tuple[float, float, float]:
+    """(forward FLOPs per sample in eval, train fwd+bwd FLOPs per sample, selector share of forward)."""
+    was = model.training
+    model.eval()
+    fc = FlopCounterMode(display=False)
+    with torch.no_grad(), fc:
+        model(x[:1])
+    fwd = fc.get_total_flops()
+    sel = sum(sum(v.values()) for k, v in fc.get_flop_counts().items() if k.endswith(".selector"))
+    model.train(was)
+    fc2 = FlopCounterMode(display=False)
+    with fc2:
+        task.loss(model(x), y, smoothing).backward()
+    model.zero_grad(set_to_none=True)
+    return fwd, fc2.get_total_flops() / x.shape[0], sel / fwd if fwd else 0.0
+
+
+def profile_top(step, label: str, rows: int = 15) -> None:
+    from torch.profiler import ProfilerActivity, profile
+
+    step()
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(3):
+            step()
+    print(f"\n#### torch.profiler, 3 steps of {label}, top ops by self CPU time\n```")
+    print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=rows))
+    print("```")
+
+
+def main(argv=None) -> int:
+    p = C.base_parser(__doc__.splitlines()[0])
+    p.add_argument("--backbones", nargs="+", default=list(C.BACKBONES), choices=list(C.BACKBONES))
+    p.add_argument("--methods", nargs="+", help="methods (default: config.yaml methods) plus the extra rows")
+    p.add_argument("--no-extra", action="store_true", help="skip the [frozen]/[straightforward] rows")
+    p.add_argument("--profile", action="store_true", help="also print torch.profiler tables (frozen_ln, autonorm_s)")
+    args = p.parse_args(argv)
+    repeats = args.repeats or (3 if args.quick else 5)
+    warmup = args.warmup or 1
+    C.setup_torch(args.threads)
+    methods = args.methods or [m for m in C.load_config()["methods"] if m in METHODS]
+    if "frozen_ln" not in methods:
+        methods = ["frozen_ln"] + methods
+    variants = methods + ([] if args.no_extra else [v for v in EXTRA if v.split(" ")[0] in methods])
+
+    print("# Training-step time and FLOPs relative to frozen_ln (benchmarks/step_time.py)")
+    print(f"machine: {C.machine_line()}; {repeats} timed repeats after {warmup} warm-up, interleaved, median; "
+          f"ratios in bold are process-CPU-time ratios (robust to other load; with 1 thread = wall on an idle box)")
+    summary = {}
+    for backbone in args.backbones:
+        desc = C.BACKBONES[backbone][3]
+        steps, info = {}, {}
+        for v in variants:
+            model, opt, train_cfg, fast = build_variant(backbone, v)
+            step, x, y, task, sm = make_step(backbone, model, opt, train_cfg, fast)
+            steps[v] = step
+            with norms.fast_paths(fast):
+                info[v] = (count_params(model),) + flops(model, x, y, task, sm)
+        times = C.interleaved(steps, repeats, warmup)
+        base_w, base_c = C.med(times["frozen_ln"]), C.med(times.cpu["frozen_ln"])
+        base_fwd, base_train = info["frozen_ln"][1], info["frozen_ln"][2]
+        rows = []
+        for v in variants:
+            w, c = C.med(times[v]), C.med(times.cpu[v])
+            params, fwd, train, share = info[v]
+            rows.append([v, f"{w * 1000:.0f}", f"{w / base_w:.3f}", f"{c * 1000:.0f}", f"**{c / base_c:.3f}**",
+                         C.spread(times.cpu[v]), f"{params:,}", f"{fwd / 1e6:.1f}", f"{fwd / base_fwd:.4f}",
+                         f"{train / base_train:.4f}", f"{100 * share:.3f}%" if share else "-"])
+            summary[(backbone, v)] = (w / base_w, c / base_c)
+        print(f"\n### {backbone}: {desc}\n")
+        print(C.table(rows, ["variant", "wall ms", "wall / frozen_ln", "CPU ms", "CPU / frozen_ln", "CPU noise",
+                             "params", "fwd MFLOP/sample", "fwd FLOPs / frozen_ln", "train FLOPs / frozen_ln",
+                             "selector share"]))
+        if args.profile:
+            for v in ("frozen_ln", "autonorm_s"):
+                if v in steps:
+                    profile_top(steps[v], f"{backbone} {v}")
+    if ("vision", "autonorm_s") in summary:
+        w, c = summary[("vision", "autonorm_s")]
+        print(f"\nTarget (autonorm_s <= 1.10x frozen_ln, vision backbone, CPU): CPU time {c:.3f}x, wall {w:.3f}x "
+              f"-> {'MET' if max(w, c) <= 1.10 else ('MET in CPU time' if c <= 1.10 else 'NOT MET')}")
+        if ("vision", "autonorm_s [straightforward]") in summary:
+            w, c = summary[("vision", "autonorm_s [straightforward]")]
+            print(f"The straightforward autograd form of the same math: CPU time {c:.3f}x, wall {w:.3f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    with contextlib.suppress(KeyboardInterrupt):
+        raise SystemExit(main())

@@ -1,0 +1,2 @@
+"""AutoNorm reproduction package."""
+__version__ = "0.1.0"

@@ -1,0 +1,472 @@
+"""Aggregate run folders and eval jsons into tidy CSV tables.
+
+Why: every table and figure of the report is drawn from these CSVs, so that a
+number in the report can be traced back to one row, and a row back to the run
+folders (``runs.csv`` holds the paths).  Inputs follow /work/contracts.md:
+
+* ``<results>/runs/<dataset>/<method>/seed<k>/`` with ``metrics.json`` (ok run)
+  or ``failed.json`` (diverged run), ``history.json``, ``freeze.json``,
+  ``env.json``;
+* ``<results>/eval/<dataset>/<method>/seed<k>.json``;
+* optionally ``<results>/data/<dataset>/meta.json`` (family / stand-in flag).
+
+Outputs (``TABLE_NAMES``, all written atomically into ``--out-dir``):
+
+``summary.csv``      one row per dataset x method x metric: n, mean, std (ddof=1),
+                     95% t-CI, the paper's mean/std (paper datasets only), and
+                     how many runs were expected / diverged / missing.
+``comparisons.csv``  autonorm_s vs every other method, paired by seed, with t,
+                     p, Holm-adjusted p, Cohen's d_z, Wilcoxon p and a note.
+``runs.csv``         one row per expected run: status ok | diverged | missing.
+``gates.csv``        per epoch x selector gate entropy and mean w_DyT.
+``history.csv``      per epoch: losses, val metric, mean gate entropy / w_DyT.
+``freeze.csv``       the AutoNorm-S freeze record of every run.
+``corruptions.csv``  accuracy per corruption x severity.
+
+A diverged or missing run never contributes a number: it appears in
+``runs.csv`` (and in the n_diverged / n_missing columns of ``summary.csv``)
+only.  Paper values are placed beside ours only for paper datasets; stand-in
+datasets (``standin`` true) get none.
+
+Holm families (documented choice): within each dataset, all comparisons
+(every baseline x every metric) whose metric is in the same family of
+:func:`autonorm.stats.metric_family` - ``primary`` (accuracy,
+tag_perplexity, rmse), ``secondary`` (precision/recall/F1 macro, MAE),
+``robustness`` (rotation accuracy, corruption summaries) - form one Holm
+family.  Cost metrics are summarised but not tested.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import re
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from autonorm import stats
+from autonorm.io_utils import read_json, write_csv_atomic
+
+REFERENCE_METHOD = "autonorm_s"
+
+PAPER_DATASETS = ("mnist", "fashion_mnist", "cifar10", "cifar100", "svhn", "ptb_pos", "sst2",
+                  "energy_efficiency", "california_housing", "cifar10c")
+
+#: dataset -> family, used when neither metrics.json nor meta.json says
+KNOWN_FAMILY = {
+    "mnist": "vision", "fashion_mnist": "vision", "cifar10": "vision", "cifar100": "vision",
+    "svhn": "vision", "cifar10c": "vision", "ptb_pos": "nlp", "sst2": "nlp",
+    "energy_efficiency": "tabular", "california_housing": "tabular",
+    "smoke_digits": "vision", "smoke_shapes32": "vision", "smoke_shapes32_c": "vision",
+    "smoke_pos": "nlp", "smoke_sentiment": "nlp", "smoke_diabetes": "tabular",
+}
+KNOWN_STANDIN = {"smoke_digits", "smoke_shapes32", "smoke_shapes32_c", "smoke_pos",
+                 "smoke_sentiment", "smoke_diabetes"}
+
+COST_KEYS = stats.COST_METRICS
+CORRUPTION_SUMMARY_KEYS = ("gaussian_noise_s3", "motion_blur_s3", "brightness_s3", "mean_s3",
+                           "mean_all")
+
+SUMMARY_COLUMNS = ["dataset", "method", "metric", "n", "mean", "std", "ci95_low", "ci95_high",
+                   "paper_mean", "paper_std", "standin", "family", "metric_family",
+                   "source_dataset", "higher_is_better", "n_expected", "n_diverged", "n_missing"]
+COMPARISON_COLUMNS = ["dataset", "metric", "method_a", "method_b", "n", "mean_a", "mean_b",
+                      "mean_diff", "t", "p", "p_holm", "cohens_dz", "wilcoxon_p", "note",
+                      "holm_family", "holm_m", "higher_is_better", "standin", "family"]
+RUNS_COLUMNS = ["dataset", "method", "seed", "status", "path", "eval_path", "has_eval",
+                "standin", "family", "task", "epochs", "message"]
+GATES_COLUMNS = ["dataset", "method", "seed", "epoch", "selector", "layer", "sublayer",
+                 "entropy", "w_dyt", "frozen", "val_metric", "val_metric_name"]
+HISTORY_COLUMNS = ["dataset", "method", "seed", "epoch", "train_loss", "val_loss", "val_metric",
+                   "val_metric_name", "lr", "epoch_time_s", "frozen", "mean_entropy",
+                   "mean_w_dyt"]
+FREEZE_COLUMNS = ["dataset", "method", "seed", "enabled", "t_freeze", "eps_h", "froze", "epoch",
+                  "entropy_at_decision"]
+CORRUPTION_COLUMNS = ["dataset", "method", "seed", "corruption", "severity", "accuracy",
+                      "corruption_set", "standin", "corruption_generated"]
+
+TABLE_NAMES = ["summary.csv", "comparisons.csv", "runs.csv", "gates.csv", "history.csv",
+               "freeze.csv", "corruptions.csv"]
+
+_SELECTOR_RE = re.compile(r"^block(\d+)\.(\w+)$")
+
+
+# --------------------------------------------------------------------------- helpers
+def _num(v: Any) -> float:
+    """float(v), with None / non-numeric -> NaN."""
+    if v is None or isinstance(v, bool):
+        return math.nan if v is None else float(v)
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _read_json_or_none(path: Path) -> Any:
+    if not path.is_file():
+        return None
+    try:
+        return read_json(path)
+    except (OSError, ValueError):
+        return None
+
+
+def parse_selector(name: str) -> tuple[float, str]:
+    """'block3.attn' -> (3, 'attn'); unknown forms -> (NaN, name)."""
+    m = _SELECTOR_RE.match(str(name))
+    if m:
+        return int(m.group(1)), m.group(2)
+    return math.nan, str(name)
+
+
+def load_reference(path: str | Path | None) -> pd.DataFrame:
+    """Read paper_reference.csv (dataset, method, metric, mean, std)."""
+    if path is None:
+        path = Path(__file__).resolve().parent / "resources" / "paper_reference.csv"
+    path = Path(path)
+    if not path.is_file():
+        return pd.DataFrame(columns=["dataset", "method", "metric", "mean", "std"])
+    ref = pd.read_csv(path)
+    return ref
+
+
+def corruption_dataset_name(source: str) -> str:
+    """Name under which a source dataset's corruption summary is reported.
+
+    cifar10 -> 'cifar10c' (matches the paper reference csv); stand-ins keep
+    their own name (e.g. smoke_shapes32) so that they can never be confused
+    with the paper's CIFAR-10-C numbers.
+    """
+    return "cifar10c" if source == "cifar10" else source
+
+
+# --------------------------------------------------------------------------- collection
+def collect(results: str | Path, datasets: Sequence[str], methods: Sequence[str],
+            seeds: Sequence[int]) -> dict[str, pd.DataFrame]:
+    """Read every expected run; return raw tidy frames (values, runs, gates, ...)."""
+    results = Path(results)
+    value_rows: list[dict] = []
+    run_rows: list[dict] = []
+    gate_rows: list[dict] = []
+    hist_rows: list[dict] = []
+    freeze_rows: list[dict] = []
+    corr_rows: list[dict] = []
+    ds_info: dict[str, dict] = {}
+
+    for d in datasets:
+        meta = _read_json_or_none(results / "data" / d / "meta.json") or {}
+        ds_info[d] = {
+            "family": meta.get("family"),
+            "standin": meta.get("standin"),
+            "task": meta.get("task"),
+        }
+        for m in methods:
+            for s in seeds:
+                run_dir = results / "runs" / d / m / f"seed{s}"
+                eval_path = results / "eval" / d / m / f"seed{s}.json"
+                metrics = _read_json_or_none(run_dir / "metrics.json")
+                failed = _read_json_or_none(run_dir / "failed.json")
+                ev = _read_json_or_none(eval_path)
+                ev_failed = None
+                if isinstance(ev, dict) and ev.get("status", "ok") != "ok":
+                    # autonorm-evaluate writes a {status: "diverged"} stub for a failed run:
+                    # it holds no numbers and must never be read as a result
+                    ev_failed, ev = ev, None
+                if failed is None and metrics is None and ev_failed is not None:
+                    failed = {"status": ev_failed.get("status"), "epoch": ev_failed.get("epoch"),
+                              "step": ev_failed.get("step"),
+                              "message": ev_failed.get("message", "(from eval json)")}
+                row = {"dataset": d, "method": m, "seed": int(s), "path": str(run_dir),
+                       "eval_path": str(eval_path) if ev is not None else "",
+                       "has_eval": ev is not None, "standin": None, "family": None,
+                       "task": None, "epochs": math.nan, "message": ""}
+                if failed is not None:
+                    # any failed.json is a non-finished run; the contract's status is
+                    # "diverged", another status word is kept in the message
+                    row["status"] = "diverged"
+                    fstat = str(failed.get("status", "diverged"))
+                    row["message"] = ((f"[{fstat}] " if fstat != "diverged" else "")
+                                      + f"epoch {failed.get('epoch')}, step {failed.get('step')}: "
+                                      f"{failed.get('message', '')}").strip()
+                    row["eval_path"] = ""
+                    row["has_eval"] = False
+                    ev = None  # never use numbers from a diverged run
+                elif metrics is not None:
+                    row["status"] = "ok"
+                    row["epochs"] = _num(metrics.get("epochs"))
+                    if ev is None:
+                        row["message"] = "eval json missing: test/cost taken from metrics.json"
+                else:
+                    row["status"] = "missing"
+                    row["message"] = "no metrics.json and no failed.json"
+                    ev = None
+                src = ev if ev is not None else (metrics or {})
+                for key in ("standin", "family", "task"):
+                    val = src.get(key) if isinstance(src, dict) else None
+                    if val is None and metrics is not None:
+                        val = metrics.get(key)
+                    if val is None:
+                        val = ds_info[d].get(key)
+                    row[key] = val
+                    if val is not None and ds_info[d].get(key) is None:
+                        ds_info[d][key] = val
+                run_rows.append(row)
+
+                if row["status"] == "ok":
+                    _collect_values(value_rows, corr_rows, d, m, int(s), ev, metrics)
+                if row["status"] in ("ok", "diverged"):
+                    _collect_history(gate_rows, hist_rows, d, m, int(s),
+                                     _read_json_or_none(run_dir / "history.json"))
+                    fz = _read_json_or_none(run_dir / "freeze.json")
+                    if isinstance(fz, dict):
+                        freeze_rows.append({
+                            "dataset": d, "method": m, "seed": int(s),
+                            "enabled": fz.get("enabled"), "t_freeze": _num(fz.get("t_freeze")),
+                            "eps_h": _num(fz.get("eps_h")), "froze": fz.get("froze"),
+                            "epoch": _num(fz.get("epoch")),
+                            "entropy_at_decision": _num(fz.get("entropy_at_decision"))})
+
+    for d, info in ds_info.items():
+        if info["family"] is None:
+            info["family"] = KNOWN_FAMILY.get(d, "other")
+        if info["standin"] is None:
+            info["standin"] = d in KNOWN_STANDIN
+        info["standin"] = bool(info["standin"])
+    runs = pd.DataFrame(run_rows, columns=RUNS_COLUMNS)
+    for col in ("standin", "family", "task"):
+        runs[col] = [r if r is not None else ds_info[d][col]
+                     for r, d in zip(runs[col], runs["dataset"])]
+    return {
+        "values": pd.DataFrame(value_rows, columns=["dataset", "source_dataset", "method", "seed",
+                                                    "metric", "value", "standin"]),
+        "runs": runs,
+        "gates": pd.DataFrame(gate_rows, columns=GATES_COLUMNS),
+        "history": pd.DataFrame(hist_rows, columns=HISTORY_COLUMNS),
+        "freeze": pd.DataFrame(freeze_rows, columns=FREEZE_COLUMNS),
+        "corruptions": pd.DataFrame(corr_rows, columns=CORRUPTION_COLUMNS),
+        "ds_info": ds_info,
+    }
+
+
+def _collect_values(value_rows: list, corr_rows: list, d: str, m: str, s: int,
+                    ev: dict | None, metrics: dict | None) -> None:
+    src = ev if ev is not None else metrics
+    standin = bool((src or {}).get("standin", (metrics or {}).get("standin", d in KNOWN_STANDIN)))
+
+    def add(dataset: str, metric: str, value: Any, standin_flag: bool = standin) -> None:
+        v = _num(value)
+        value_rows.append({"dataset": dataset, "source_dataset": d, "method": m, "seed": s,
+                           "metric": metric, "value": v, "standin": standin_flag})
+
+    test = (src or {}).get("test") or {}
+    for k, v in test.items():
+        add(d, k, v)
+    if ev is not None:
+        rot = ev.get("rotation")
+        if isinstance(rot, dict) and "accuracy" in rot:
+            add(d, "rotation_accuracy", rot["accuracy"])
+        generated = ev.get("corruption_generated")
+        cs = ev.get("corruption_summary")
+        if isinstance(cs, dict):
+            cd = corruption_dataset_name(d)
+            # a generated corruption set is not CIFAR-10-C: no paper comparison
+            cstandin = standin or bool(generated)
+            for k, v in cs.items():
+                add(cd, k, v, cstandin)
+        corr = ev.get("corruptions")
+        if isinstance(corr, dict):
+            cset = "cifar10c" if d == "cifar10" else f"{d}_c"
+            for cname, sev in corr.items():
+                if not isinstance(sev, dict):
+                    continue
+                for sv, acc in sev.items():
+                    corr_rows.append({"dataset": d, "method": m, "seed": s, "corruption": cname,
+                                      "severity": int(sv), "accuracy": _num(acc),
+                                      "corruption_set": cset, "standin": standin,
+                                      "corruption_generated": generated})
+    cost = (src or {}).get("cost") or (metrics or {}).get("cost") or {}
+    for k in COST_KEYS:
+        if k in cost:
+            add(d, k, cost[k])
+
+
+def _collect_history(gate_rows: list, hist_rows: list, d: str, m: str, s: int,
+                     hist: Any) -> None:
+    if not isinstance(hist, list):
+        return
+    for i, ep in enumerate(hist):
+        if not isinstance(ep, dict):
+            continue
+        epoch = ep.get("epoch", i + 1)
+        gates = ep.get("gates") if isinstance(ep.get("gates"), dict) else None
+        hist_rows.append({
+            "dataset": d, "method": m, "seed": s, "epoch": epoch,
+            "train_loss": _num(ep.get("train_loss")), "val_loss": _num(ep.get("val_loss")),
+            "val_metric": _num(ep.get("val_metric")), "val_metric_name": ep.get("val_metric_name"),
+            "lr": _num(ep.get("lr")), "epoch_time_s": _num(ep.get("epoch_time_s")),
+            "frozen": bool(ep.get("frozen", False)),
+            "mean_entropy": _num(gates.get("mean_entropy")) if gates else math.nan,
+            "mean_w_dyt": _num(gates.get("mean_w_dyt")) if gates else math.nan,
+        })
+        if not gates:
+            continue
+        ent = gates.get("entropy") or {}
+        wd = gates.get("w_dyt") or {}
+        for sel in sorted(set(ent) | set(wd), key=lambda n: (parse_selector(n)[0]
+                                                             if not math.isnan(parse_selector(n)[0])
+                                                             else 1e9, n)):
+            layer, sub = parse_selector(sel)
+            gate_rows.append({
+                "dataset": d, "method": m, "seed": s, "epoch": epoch, "selector": sel,
+                "layer": layer, "sublayer": sub, "entropy": _num(ent.get(sel)),
+                "w_dyt": _num(wd.get(sel)), "frozen": bool(ep.get("frozen", False)),
+                "val_metric": _num(ep.get("val_metric")),
+                "val_metric_name": ep.get("val_metric_name")})
+
+
+# --------------------------------------------------------------------------- tables
+def summarize(values: pd.DataFrame, runs: pd.DataFrame, methods: Sequence[str],
+              reference: pd.DataFrame, ds_info: dict) -> pd.DataFrame:
+    """One row per dataset x method x metric (methods with no ok run get n=0)."""
+    rows = []
+    ref_idx = {}
+    if len(reference):
+        for r in reference.itertuples(index=False):
+            ref_idx[(r.dataset, r.method, r.metric)] = (_num(r.mean), _num(r.std))
+    counts = {}
+    for (d, m), g in runs.groupby(["dataset", "method"]):
+        counts[(d, m)] = (len(g), int((g.status == "diverged").sum()),
+                          int((g.status == "missing").sum()))
+    if len(values):
+        groups = values.groupby(["dataset", "source_dataset"], sort=False)
+    else:
+        groups = []
+    for (d, src), gd in groups:
+        metrics_here = list(dict.fromkeys(gd["metric"]))
+        standin_ds = bool(gd["standin"].any()) or bool(ds_info.get(src, {}).get("standin"))
+        family = ds_info.get(src, {}).get("family") or KNOWN_FAMILY.get(src, "other")
+        for m in methods:
+            gm = gd[gd.method == m]
+            n_exp, n_div, n_mis = counts.get((src, m), (0, 0, 0))
+            for metric in metrics_here:
+                vals = gm.loc[gm.metric == metric, "value"].to_numpy(dtype=float)
+                desc = stats.describe(vals)
+                pm, ps = (math.nan, math.nan)
+                if not standin_ds and d in PAPER_DATASETS:
+                    pm, ps = ref_idx.get((d, m, metric), (math.nan, math.nan))
+                rows.append({"dataset": d, "method": m, "metric": metric, **desc,
+                             "paper_mean": pm, "paper_std": ps, "standin": standin_ds,
+                             "family": family, "metric_family": stats.metric_family(metric),
+                             "source_dataset": src,
+                             "higher_is_better": stats.higher_is_better(metric),
+                             "n_expected": n_exp, "n_diverged": n_div, "n_missing": n_mis})
+    # datasets with no ok run at all: keep their paper rows visible (n=0)
+    seen = {r["source_dataset"] for r in rows}
+    for d, info in ds_info.items():
+        if d in seen:
+            continue
+        standin_ds = bool(info.get("standin"))
+        ref_metrics = [] if standin_ds else list(dict.fromkeys(
+            reference.loc[reference.dataset == d, "metric"])) if len(reference) else []
+        for m in methods:
+            n_exp, n_div, n_mis = counts.get((d, m), (0, 0, 0))
+            for metric in ref_metrics:
+                pm, ps = ref_idx.get((d, m, metric), (math.nan, math.nan))
+                rows.append({"dataset": d, "method": m, "metric": metric,
+                             **stats.describe([]), "paper_mean": pm, "paper_std": ps,
+                             "standin": standin_ds, "family": info.get("family"),
+                             "metric_family": stats.metric_family(metric), "source_dataset": d,
+                             "higher_is_better": stats.higher_is_better(metric),
+                             "n_expected": n_exp, "n_diverged": n_div, "n_missing": n_mis})
+    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+def compare_methods(values: pd.DataFrame, methods: Sequence[str], ds_info: dict,
+                    reference_method: str = REFERENCE_METHOD) -> pd.DataFrame:
+    """Paired tests of ``reference_method`` vs every other method, Holm per family."""
+    rows = []
+    if reference_method not in methods or not len(values):
+        return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+    others = [m for m in methods if m != reference_method]
+    for (d, src), gd in values.groupby(["dataset", "source_dataset"], sort=False):
+        standin_ds = bool(gd["standin"].any())
+        family = ds_info.get(src, {}).get("family") or KNOWN_FAMILY.get(src, "other")
+        for metric in dict.fromkeys(gd["metric"]):
+            mfam = stats.metric_family(metric)
+            if mfam == "cost":
+                continue
+            gmet = gd[gd.metric == metric]
+            a = dict(zip(gmet.loc[gmet.method == reference_method, "seed"],
+                         gmet.loc[gmet.method == reference_method, "value"]))
+            for mb in others:
+                b = dict(zip(gmet.loc[gmet.method == mb, "seed"],
+                             gmet.loc[gmet.method == mb, "value"]))
+                res = stats.paired_test(a, b)
+                rows.append({"dataset": d, "metric": metric, "method_a": reference_method,
+                             "method_b": mb, **res, "p_holm": math.nan, "holm_family": mfam,
+                             "holm_m": 0, "higher_is_better": stats.higher_is_better(metric),
+                             "standin": standin_ds, "family": family})
+    df = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+    if len(df):
+        for _, idx in df.groupby(["dataset", "holm_family"]).groups.items():
+            p = df.loc[idx, "p"].to_numpy(dtype=float)
+            df.loc[idx, "p_holm"] = stats.holm(p)
+            df.loc[idx, "holm_m"] = int(np.isfinite(p).sum())
+    return df
+
+
+def aggregate(results: str | Path, datasets: Sequence[str], methods: Sequence[str],
+              seeds: Sequence[int], out_dir: str | Path,
+              reference: str | Path | None = None,
+              reference_method: str = REFERENCE_METHOD) -> dict[str, pd.DataFrame]:
+    """Collect, summarise, compare and write all tables; returns the frames."""
+    raw = collect(results, datasets, methods, seeds)
+    ref = load_reference(reference)
+    summary = summarize(raw["values"], raw["runs"], methods, ref, raw["ds_info"])
+    comparisons = compare_methods(raw["values"], methods, raw["ds_info"], reference_method)
+    tables = {
+        "summary.csv": summary,
+        "comparisons.csv": comparisons,
+        "runs.csv": raw["runs"],
+        "gates.csv": raw["gates"],
+        "history.csv": raw["history"],
+        "freeze.csv": raw["freeze"],
+        "corruptions.csv": raw["corruptions"],
+    }
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, df in tables.items():
+        write_csv_atomic(out_dir / name, df, float_format="%.10g")
+    return tables
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="autonorm-aggregate", description=__doc__.split("\n")[0])
+    p.add_argument("--results", required=True, help="results root (holds runs/, eval/, data/)")
+    p.add_argument("--datasets", nargs="+", required=True)
+    p.add_argument("--methods", nargs="+", required=True)
+    p.add_argument("--seeds", nargs="+", type=int, required=True)
+    p.add_argument("--out-dir", required=True, help="where the csv tables go")
+    p.add_argument("--reference", default=None,
+                   help="paper reference csv (default: the package's paper_reference.csv)")
+    p.add_argument("--reference-method", default=REFERENCE_METHOD,
+                   help="method compared against every other one (default: autonorm_s)")
+    return p
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    args = build_parser().parse_args(None if argv is None else list(argv))
+    tables = aggregate(args.results, args.datasets, args.methods, args.seeds, args.out_dir,
+                       args.reference, args.reference_method)
+    runs = tables["runs.csv"]
+    n_ok = int((runs.status == "ok").sum())
+    print(f"autonorm-aggregate: {len(runs)} expected runs, {n_ok} ok, "
+          f"{int((runs.status == 'diverged').sum())} diverged, "
+          f"{int((runs.status == 'missing').sum())} missing -> {args.out_dir}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

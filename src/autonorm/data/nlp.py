@@ -1,0 +1,337 @@
+"""NLP datasets: GLUE SST-2 (sentence classification) and Penn Treebank POS tagging.
+
+Tokenisation needs no network and no pretrained tokenizer: the vocabulary is
+built from the *training split only* (ids 0 = <pad>, 1 = <unk>, then tokens by
+decreasing frequency, ties alphabetical), so validation/test words unseen in
+training map to <unk> exactly as they would for a deployed model.
+
+SST-2: lower-cased, split with a small regex that keeps GLUE's own
+tokenisation (the GLUE sentences are already space-tokenised) and separates
+punctuation in untokenised text.  Test = the 872-sentence GLUE validation
+split (GLUE hides test labels); validation = seeded holdout of GLUE train
+(``val_fraction`` 0.1).  Note: GLUE train contains phrases of the same
+sentences, so the holdout is optimistic; it is only used for model selection
+and gating statistics, never reported as the test metric.
+
+PTB POS: tokens exactly as in the treebank (case kept), ``-NONE-`` trace
+elements dropped.  ``ptb_source='nltk_sample'`` (default): the free NLTK WSJ
+sample (files wsj_0001..wsj_0199, ~3,914 sentences) has no official split, so
+sentences are shuffled with ``split_seed`` and split 80/10/10
+(``val_fraction``/``test_fraction`` 0.1).  ``ptb_source='wsj_full'``: the
+licensed LDC Treebank-3 WSJ with the standard POS-tagging sections 00-18
+(train), 19-21 (validation), 22-24 (test).  The tag inventory is the sorted set
+of tags seen in the corpus (it is the label space, not a learned statistic).
+Sequences longer than ``max_len`` are truncated (count recorded in meta).
+"""
+from __future__ import annotations
+
+import re
+import zipfile
+from collections import Counter
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import registry
+from .errors import DataCorruptError, DataMissingError
+from .integrity import missing_error, sha256_of
+from .storage import holdout, three_way
+
+PAD, UNK = "<pad>", "<unk>"
+_TOKEN_RE = re.compile(r"'[a-z]+|[a-z0-9]+(?:'[a-z]+)*|[^\sa-z0-9]")
+
+
+def tokenize_sst(text: str) -> List[str]:
+    """Lowercase + regex split (keeps "n't", "'s" as GLUE has them)."""
+    return _TOKEN_RE.findall(str(text).lower())
+
+
+def build_vocab(token_lists: Sequence[Sequence[str]], min_freq: int = 1) -> List[str]:
+    """itos from training sentences: [<pad>, <unk>, tokens by (-freq, token)]."""
+    cnt = Counter(t for toks in token_lists for t in toks)
+    words = sorted((w for w, c in cnt.items() if c >= min_freq), key=lambda w: (-cnt[w], w))
+    return [PAD, UNK] + words
+
+
+def encode(token_lists: Sequence[Sequence[str]], itos: List[str], max_len: int) -> Tuple[np.ndarray, int]:
+    """int64 [N, max_len] ids (pad 0, unk 1, truncated); also the number of truncated sequences."""
+    stoi = {w: i for i, w in enumerate(itos)}
+    x = np.zeros((len(token_lists), max_len), dtype=np.int64)
+    trunc = 0
+    for i, toks in enumerate(token_lists):
+        if len(toks) > max_len:
+            trunc += 1
+        ids = [stoi.get(t, 1) for t in toks[:max_len]]
+        x[i, :len(ids)] = ids
+    return x, trunc
+
+
+def encode_tags(tag_lists: Sequence[Sequence[str]], tag_names: List[str], max_len: int) -> np.ndarray:
+    """int64 [N, max_len] tag ids, -100 at padding (ignored by cross-entropy)."""
+    tid = {t: i for i, t in enumerate(tag_names)}
+    y = np.full((len(tag_lists), max_len), -100, dtype=np.int64)
+    for i, tags in enumerate(tag_lists):
+        ids = [tid[t] for t in tags[:max_len]]
+        y[i, :len(ids)] = ids
+    return y
+
+
+def _lengths_summary(token_lists) -> Dict[str, float]:
+    lens = np.array([len(t) for t in token_lists]) if len(token_lists) else np.zeros(1)
+    return {"mean": float(lens.mean()), "max": int(lens.max()), "p95": float(np.percentile(lens, 95))}
+
+
+def build_token_classification(name: str, sents: Dict[str, List[List[Tuple[str, str]]]], options: Dict[str, Any],
+                               extra: Optional[Dict[str, Any]] = None):
+    """(meta, splits) for a tagging corpus given {split: [[(word, tag), ...], ...]}."""
+    spec = registry.get_spec(name)
+    max_len = int(options.get("max_len", 128))
+    toks = {k: [[w for w, _ in s] for s in v] for k, v in sents.items()}
+    tags = {k: [[t for _, t in s] for s in v] for k, v in sents.items()}
+    itos = build_vocab(toks["train"], int(options.get("min_freq", 1)))
+    tag_names = sorted({t for v in tags.values() for s in v for t in s})
+    out, trunc = {}, {}
+    for k in ("train", "val", "test"):
+        x, trunc[k] = encode(toks[k], itos, max_len)
+        out[k] = (x, encode_tags(tags[k], tag_names, max_len))
+    train_vocab = set(itos)
+    oov = {k: float(np.mean([w not in train_vocab for s in toks[k] for w in s])) for k in ("val", "test")}
+    meta = {
+        "name": name, "task": spec.task, "family": spec.family, "standin": spec.standin,
+        "description": spec.description,
+        "sizes": {k: len(sents[k]) for k in ("train", "val", "test")},
+        "split_seed": int(options.get("split_seed", 0)),
+        "vocab_size": len(itos), "pad_id": 0, "unk_id": 1, "max_len": max_len, "itos": itos,
+        "num_tags": len(tag_names), "tag_names": tag_names, "ignore_index": -100,
+        "truncated": trunc, "oov_rate": oov, "length_stats": _lengths_summary(toks["train"]),
+        "options": dict(options),
+    }
+    meta.update(extra or {})
+    return meta, out
+
+
+def build_sequence_classification(name: str, texts: Dict[str, List[List[str]]], labels: Dict[str, np.ndarray],
+                                  class_names: List[str], options: Dict[str, Any],
+                                  extra: Optional[Dict[str, Any]] = None):
+    """(meta, splits) for sentence classification from tokenised texts."""
+    spec = registry.get_spec(name)
+    max_len = int(options.get("max_len", 64))
+    itos = build_vocab(texts["train"], int(options.get("min_freq", 1)))
+    out, trunc = {}, {}
+    for k in ("train", "val", "test"):
+        x, trunc[k] = encode(texts[k], itos, max_len)
+        out[k] = (x, np.asarray(labels[k], dtype=np.int64))
+    meta = {
+        "name": name, "task": spec.task, "family": spec.family, "standin": spec.standin,
+        "description": spec.description,
+        "sizes": {k: len(texts[k]) for k in ("train", "val", "test")},
+        "split_seed": int(options.get("split_seed", 0)),
+        "num_classes": len(class_names), "class_names": list(class_names),
+        "vocab_size": len(itos), "pad_id": 0, "unk_id": 1, "max_len": max_len, "itos": itos,
+        "truncated": trunc, "length_stats": _lengths_summary(texts["train"]),
+        "class_balance": {k: np.bincount(out[k][1], minlength=len(class_names)).tolist() for k in out},
+        "options": dict(options),
+    }
+    meta.update(extra or {})
+    return meta, out
+
+
+# =========================================================================== SST-2
+SST2_EXPECTED_ROWS = {"train": 67349, "validation": 872}
+_SST2_CANDIDATES = {
+    "hf": ("sst2/train-00000-of-00001.parquet", "sst2/validation-00000-of-00001.parquet"),
+    "parquet": ("train.parquet", "validation.parquet"),
+    "tsv": ("SST-2/train.tsv", "SST-2/dev.tsv"),
+}
+
+
+def sst2_present(raw_dir) -> bool:
+    root = Path(raw_dir) / "sst2"
+    return any(all((root / f).is_file() for f in fs) for fs in _SST2_CANDIDATES.values()) or \
+        (root / "SST-2.zip").is_file()
+
+
+def _read_tsv(fh) -> "Any":
+    import csv
+    import pandas as pd
+    return pd.read_csv(fh, sep="\t", quoting=csv.QUOTE_NONE, dtype={"sentence": str}, keep_default_na=False)
+
+
+def load_sst2_raw(raw_dir) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """{'train': DataFrame, 'validation': DataFrame} from whichever accepted layout exists."""
+    import pandas as pd
+    root = Path(raw_dir) / "sst2"
+    frames: Dict[str, Any] = {}
+    info: Dict[str, Any] = {}
+    for kind, (ftr, fva) in _SST2_CANDIDATES.items():
+        if (root / ftr).is_file() and (root / fva).is_file():
+            reader = pd.read_parquet if kind != "tsv" else _read_tsv
+            try:
+                frames = {"train": reader(root / ftr), "validation": reader(root / fva)}
+            except Exception as exc:
+                raise DataCorruptError(f"Dataset 'sst2': cannot read {root / ftr} / {root / fva}: {exc}\n"
+                                       f"Expected layout: {registry.RAW_LAYOUT['sst2']}") from exc
+            info = {"layout": kind, "files": {ftr: sha256_of(root / ftr), fva: sha256_of(root / fva)}}
+            break
+    if not frames and (root / "SST-2.zip").is_file():
+        try:
+            with zipfile.ZipFile(root / "SST-2.zip") as zf:
+                with zf.open("SST-2/train.tsv") as a, zf.open("SST-2/dev.tsv") as b:
+                    frames = {"train": _read_tsv(a), "validation": _read_tsv(b)}
+        except Exception as exc:
+            raise DataCorruptError(f"Dataset 'sst2': cannot read {root / 'SST-2.zip'}: {exc}") from exc
+        info = {"layout": "glue_zip", "files": {"SST-2.zip": sha256_of(root / "SST-2.zip")}}
+    if not frames:
+        raise missing_error("sst2", raw_dir, list(_SST2_CANDIDATES["hf"]),
+                            note="(no published checksum; any one of the accepted layouts will do)")
+    for k, df in frames.items():
+        if "sentence" not in df.columns or "label" not in df.columns:
+            raise DataCorruptError(f"Dataset 'sst2': split {k!r} lacks columns 'sentence' and 'label' "
+                                   f"(has {list(df.columns)}). Expected layout: {registry.RAW_LAYOUT['sst2']}")
+        lab = set(pd.unique(df["label"]).tolist())
+        if not lab <= {0, 1} or len(df) == 0:
+            raise DataCorruptError(f"Dataset 'sst2': split {k!r} has labels {sorted(lab)} (expected 0/1) or no rows")
+    info["rows"] = {k: int(len(v)) for k, v in frames.items()}
+    info["rows_match_official"] = info["rows"] == SST2_EXPECTED_ROWS
+    return frames, info
+
+
+def download_sst2(raw_dir) -> None:
+    """Hugging Face ``load_dataset('glue', 'sst2')`` saved as parquet in the hub's own file layout."""
+    root = Path(raw_dir) / "sst2"
+    (root / "sst2").mkdir(parents=True, exist_ok=True)
+    try:
+        import datasets
+        try:
+            ds = datasets.load_dataset("nyu-mll/glue", "sst2", cache_dir=str(root / "hf_cache"))
+        except Exception:
+            ds = datasets.load_dataset("glue", "sst2", cache_dir=str(root / "hf_cache"))
+    except Exception as exc:
+        raise missing_error("sst2", raw_dir, list(_SST2_CANDIDATES["hf"]),
+                            note=f"Hugging Face download failed: {type(exc).__name__}: {exc}") from exc
+    for split, rel in zip(("train", "validation"), _SST2_CANDIDATES["hf"]):
+        tmp = root / (rel + ".tmp")
+        ds[split].to_parquet(str(tmp))
+        tmp.replace(root / rel)
+
+
+def preprocess_sst2(raw_dir, options: Dict[str, Any]):
+    frames, info = load_sst2_raw(raw_dir)
+    tr = frames["train"]
+    seed = int(options.get("split_seed", 0))
+    n_val = int(options["val_size"]) if options.get("val_size") else max(1, round(len(tr) * float(options.get("val_fraction", 0.1))))
+    tr_idx, va_idx = holdout(len(tr), n_val, seed)
+    sent = tr["sentence"].astype(str).tolist()
+    lab = tr["label"].to_numpy(dtype=np.int64)
+    te_sent = frames["validation"]["sentence"].astype(str).tolist()
+    texts = {"train": [tokenize_sst(sent[i]) for i in tr_idx], "val": [tokenize_sst(sent[i]) for i in va_idx],
+             "test": [tokenize_sst(s) for s in te_sent]}
+    labels = {"train": lab[tr_idx], "val": lab[va_idx], "test": frames["validation"]["label"].to_numpy(dtype=np.int64)}
+    return build_sequence_classification(
+        "sst2", texts, labels, ["negative", "positive"], options,
+        {"source": {"raw_dir": str(Path(raw_dir) / "sst2"), **info},
+         "split_note": "test = GLUE validation (872); val = seeded holdout of GLUE train; lowercased"})
+
+
+# =========================================================================== PTB POS
+WSJ_SECTIONS = {"train": range(0, 19), "val": range(19, 22), "test": range(22, 25)}
+
+
+def _nltk_sample_dir(raw_dir) -> Path:
+    return Path(raw_dir) / "ptb_pos" / "nltk_data" / "corpora" / "treebank" / "combined"
+
+
+def ptb_present(raw_dir, source: str = "nltk_sample") -> bool:
+    if source == "wsj_full":
+        return _wsj_root(raw_dir) is not None
+    d = _nltk_sample_dir(raw_dir)
+    return (d.is_dir() and any(d.glob("wsj_*.mrg"))) or (d.parent.parent / "treebank.zip").is_file()
+
+
+def _wsj_root(raw_dir) -> Optional[Path]:
+    base = Path(raw_dir) / "ptb_pos"
+    for cand in (base / "wsj", base / "treebank_3" / "parsed" / "mrg" / "wsj"):
+        if cand.is_dir() and any(cand.glob("[0-2][0-9]/wsj_*.mrg")):
+            return cand
+    return None
+
+
+def _tagged_sents(root: Path, fileids: List[str]) -> List[List[Tuple[str, str]]]:
+    import nltk.data
+    from nltk.corpus.reader import BracketParseCorpusReader
+    # NLTK >= 3.9 only reads corpora below a root listed in nltk.data.path (its path sentinel).
+    if str(root) not in nltk.data.path:
+        nltk.data.path.append(str(root))
+    reader = BracketParseCorpusReader(str(root), fileids)
+    out = []
+    for fid in fileids:
+        for s in reader.tagged_sents(fid):
+            s = [(w, t) for w, t in s if t != "-NONE-"]
+            if s:
+                out.append(s)
+    return out
+
+
+def download_ptb(raw_dir) -> None:
+    """NLTK's treebank sample into R/ptb_pos/nltk_data (the licensed full WSJ cannot be downloaded)."""
+    target = Path(raw_dir) / "ptb_pos" / "nltk_data"
+    target.mkdir(parents=True, exist_ok=True)
+    ok = False
+    err = ""
+    try:
+        import nltk
+        ok = bool(nltk.download("treebank", download_dir=str(target), quiet=True, raise_on_error=True))
+    except Exception as exc:
+        err = f"{type(exc).__name__}: {exc}"
+    if not ok or not ptb_present(raw_dir):
+        raise missing_error("ptb_pos", raw_dir, ["nltk_data/corpora/treebank/combined/wsj_0001.mrg"],
+                            note=f"nltk.download('treebank') failed. {err}")
+
+
+def load_ptb(raw_dir, options: Dict[str, Any]) -> Tuple[Dict[str, List], Dict[str, Any]]:
+    source = options.get("ptb_source", "nltk_sample")
+    if source == "wsj_full":
+        root = _wsj_root(raw_dir)
+        if root is None:
+            raise missing_error("ptb_pos", raw_dir, ["wsj/00/wsj_0001.mrg"],
+                                note="ptb_source='wsj_full' needs the licensed LDC99T42 Treebank-3 WSJ .mrg files.")
+        files = sorted(str(p.relative_to(root)) for p in root.glob("[0-2][0-9]/wsj_*.mrg"))
+        sents = {k: _tagged_sents(root, [f for f in files if int(f[:2]) in secs]) for k, secs in WSJ_SECTIONS.items()}
+        for k, v in sents.items():
+            if not v:
+                raise DataMissingError(f"Dataset 'ptb_pos' (wsj_full): no sentences for split {k!r} "
+                                       f"(sections {list(WSJ_SECTIONS[k])}) under {root}")
+        return sents, {"ptb_source": source, "root": str(root), "n_files": len(files),
+                       "split_note": "standard WSJ POS sections 00-18 / 19-21 / 22-24"}
+    if source != "nltk_sample":
+        raise ValueError(f"ptb_source must be 'nltk_sample' or 'wsj_full', got {source!r}")
+    d = _nltk_sample_dir(raw_dir)
+    if not (d.is_dir() and any(d.glob("wsj_*.mrg"))):
+        z = d.parent.parent / "treebank.zip"
+        if not z.is_file():
+            raise missing_error("ptb_pos", raw_dir, ["nltk_data/corpora/treebank/combined/wsj_0001.mrg"],
+                                note="(NLTK publishes no per-file checksum; nltk.download('treebank') writes these.)")
+        try:
+            with zipfile.ZipFile(z) as zf:  # what nltk.download does after fetching the zip
+                zf.extractall(z.parent)
+        except zipfile.BadZipFile as exc:
+            raise DataCorruptError(f"Dataset 'ptb_pos': {z} is not a valid zip archive: {exc}") from exc
+    files = sorted(p.name for p in d.glob("wsj_*.mrg"))
+    try:
+        all_sents = _tagged_sents(d, files)
+    except Exception as exc:
+        raise DataCorruptError(f"Dataset 'ptb_pos': cannot parse the treebank files in {d}: {exc}") from exc
+    if len(all_sents) < 10:
+        raise DataCorruptError(f"Dataset 'ptb_pos': only {len(all_sents)} sentences parsed from {d}")
+    tr, va, te = three_way(len(all_sents), float(options.get("val_fraction", 0.1)),
+                           float(options.get("test_fraction", 0.1)), int(options.get("split_seed", 0)))
+    sents = {"train": [all_sents[i] for i in tr], "val": [all_sents[i] for i in va], "test": [all_sents[i] for i in te]}
+    return sents, {"ptb_source": source, "root": str(d), "n_files": len(files), "n_sentences": len(all_sents),
+                   "split_note": "NLTK WSJ sample: seeded sentence-level 80/10/10 split (no official split)"}
+
+
+def preprocess_ptb(raw_dir, options: Dict[str, Any]):
+    sents, info = load_ptb(raw_dir, options)
+    return build_token_classification("ptb_pos", sents, options,
+                                      {"source": info, "split_note": info.pop("split_note")})

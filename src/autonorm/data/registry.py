@@ -1,0 +1,252 @@
+"""Dataset registry: names, tasks, raw-folder layout and published checksums.
+
+Why one table: the download step, the preprocess step, the error messages and
+the Snakemake workflow all need the same facts (where a raw file lives, what
+its checksum is, whether a dataset is a stand-in).  Keeping them here means an
+error message can never disagree with the loader about where a file belongs.
+
+Raw folder convention: everything for dataset ``D`` lives below ``R/D/`` where
+``R`` is ``--raw-dir``.  For the torchvision datasets ``R/D`` is passed as the
+torchvision ``root`` so the files land exactly where torchvision puts them.
+
+Checksums: only values that the data source (or the library that downloads
+it) publishes are listed.  They are copied from torchvision's dataset classes,
+scikit-learn's ``RemoteFileMetadata`` and the Zenodo record of CIFAR-10-C; a
+test checks that the torchvision/sklearn values still agree.  Sources that
+publish none (GLUE SST-2 via Hugging Face, the NLTK treebank sample, the UCI
+xlsx) are verified by format (columns, label values, row counts are reported)
+and the SHA-256 of what was used is recorded in ``meta.json`` for provenance.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+# The 15 CIFAR-10-C corruptions in the order of the contract.
+CORRUPTIONS: List[str] = [
+    "gaussian_noise", "shot_noise", "impulse_noise", "defocus_blur", "glass_blur",
+    "motion_blur", "zoom_blur", "snow", "frost", "fog", "brightness", "contrast",
+    "elastic_transform", "pixelate", "jpeg_compression",
+]
+
+TASKS = ("image_classification", "token_classification", "sequence_classification", "regression")
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """What the rest of the pipeline needs to know about one dataset."""
+
+    name: str
+    family: str  # vision | nlp | tabular
+    task: str  # one of TASKS
+    standin: bool  # True for generated data and for real data standing in for a paper dataset
+    description: str
+    needs_download: bool = True  # False: smoke sets are generated / bundled with sklearn
+    rotation: bool = False  # vision: a test_rot90 split is written
+    corruption_set: Optional[str] = None  # name of the derived corruption set, if any
+    defaults: Dict[str, Any] = field(default_factory=dict)  # default preprocess options
+
+    def as_dict(self) -> Dict[str, Any]:
+        return {
+            "name": self.name, "family": self.family, "task": self.task, "standin": self.standin,
+            "description": self.description, "needs_download": self.needs_download,
+            "rotation": self.rotation, "corruption_set": self.corruption_set,
+            "defaults": dict(self.defaults),
+        }
+
+
+def _vision(name, desc, val_size=None, val_fraction=0.1, corruption_set=None):
+    d = {"val_fraction": val_fraction, "split_seed": 0}
+    if val_size is not None:
+        d["val_size"] = val_size
+    return DatasetSpec(name, "vision", "image_classification", False, desc, True, True, corruption_set, d)
+
+
+DATASETS: Dict[str, DatasetSpec] = {
+    "mnist": _vision("mnist", "MNIST handwritten digits (LeCun et al.), 28x28 grey, via torchvision."),
+    "fashion_mnist": _vision("fashion_mnist", "Fashion-MNIST (Xiao et al. 2017), 28x28 grey, via torchvision."),
+    "cifar10": _vision("cifar10", "CIFAR-10 (Krizhevsky 2009), 32x32 RGB, via torchvision.",
+                       val_size=5000, corruption_set="cifar10c"),
+    "cifar100": _vision("cifar100", "CIFAR-100 (Krizhevsky 2009), 32x32 RGB, 100 fine labels, via torchvision.",
+                        val_size=5000),
+    "svhn": _vision("svhn", "SVHN cropped digits (Netzer et al. 2011), 32x32 RGB, train+test (no extra), "
+                            "via torchvision; label 10 in the .mat files means digit 0."),
+    "ptb_pos": DatasetSpec(
+        "ptb_pos", "nlp", "token_classification", False,
+        "Penn Treebank WSJ POS tagging. Default: the free NLTK 10% WSJ sample (~3,914 sentences, "
+        "seeded 80/10/10 sentence split); option ptb_source='wsj_full' uses the licensed LDC "
+        "Treebank-3 WSJ with the standard sections 0-18/19-21/22-24.",
+        defaults={"max_len": 128, "ptb_source": "nltk_sample", "split_seed": 0, "min_freq": 1,
+                  "val_fraction": 0.1, "test_fraction": 0.1}),
+    "sst2": DatasetSpec(
+        "sst2", "nlp", "sequence_classification", False,
+        "GLUE SST-2 binary sentiment (Socher et al. 2013). Test = the 872-sentence GLUE validation "
+        "split (GLUE hides test labels); validation = seeded holdout of GLUE train.",
+        defaults={"max_len": 64, "split_seed": 0, "val_fraction": 0.1, "min_freq": 1}),
+    "energy_efficiency": DatasetSpec(
+        "energy_efficiency", "tabular", "regression", False,
+        "UCI Energy Efficiency (Tsanas & Xifara 2012, UCI id 242): 768 buildings, 8 features, "
+        "target heating load (Y1) or cooling load (Y2); seeded 70/15/15 split.",
+        defaults={"target": "heating_load", "split_seed": 0, "val_fraction": 0.15, "test_fraction": 0.15}),
+    "california_housing": DatasetSpec(
+        "california_housing", "tabular", "regression", False,
+        "California Housing (Pace & Barry 1997) via scikit-learn: 20,640 block groups, 8 features, "
+        "median house value in units of 100,000 USD; seeded 80/10/10 split.",
+        defaults={"split_seed": 0, "val_fraction": 0.1, "test_fraction": 0.1}),
+    # ---- smoke stand-ins (offline) ----
+    "smoke_digits": DatasetSpec(
+        "smoke_digits", "vision", "image_classification", True,
+        "STAND-IN (real data): scikit-learn's bundled 8x8 'digits' (UCI optdigits test set, 1,797 "
+        "images, 1 channel, 0..16 rescaled to 0..255); stands in for the paper's vision sets. "
+        "Seeded 70/10/20 split.",
+        needs_download=False, rotation=True,
+        defaults={"split_seed": 0, "val_fraction": 0.1, "test_fraction": 0.2}),
+    "smoke_shapes32": DatasetSpec(
+        "smoke_shapes32", "vision", "image_classification", True,
+        "STAND-IN (generated): 32x32 RGB images of 8 classes of coloured shapes/textures on noisy "
+        "backgrounds, generated deterministically from the seed; exercises the CIFAR code paths "
+        "(corruptions, rotation).",
+        needs_download=False, rotation=True, corruption_set="smoke_shapes32_c",
+        defaults={"split_seed": 0, "n_train": 2000, "n_val": 500, "n_test": 500}),
+    "smoke_pos": DatasetSpec(
+        "smoke_pos", "nlp", "token_classification", True,
+        "STAND-IN (generated): POS-tagging corpus sampled from a small probabilistic grammar with "
+        "ambiguous words (tag depends on context); stands in for PTB POS.",
+        needs_download=False,
+        defaults={"split_seed": 0, "n_sentences": 1500, "max_len": 40, "min_freq": 1,
+                  "val_fraction": 0.15, "test_fraction": 0.15}),
+    "smoke_sentiment": DatasetSpec(
+        "smoke_sentiment", "nlp", "sequence_classification", True,
+        "STAND-IN (generated): template sentiment sentences with negation and 'but' clauses, so "
+        "word order matters; stands in for SST-2.",
+        needs_download=False,
+        defaults={"split_seed": 0, "n_sentences": 2000, "max_len": 32, "min_freq": 1,
+                  "val_fraction": 0.15, "test_fraction": 0.15}),
+    "smoke_diabetes": DatasetSpec(
+        "smoke_diabetes", "tabular", "regression", True,
+        "STAND-IN (real data): scikit-learn's bundled 'diabetes' regression set (442 patients, 10 "
+        "features, target = disease progression after one year, original units); stands in for the "
+        "paper's tabular sets. Seeded 70/15/15 split.",
+        needs_download=False,
+        defaults={"split_seed": 0, "val_fraction": 0.15, "test_fraction": 0.15}),
+}
+
+PAPER_DATASETS: List[str] = ["mnist", "fashion_mnist", "cifar10", "cifar100", "svhn", "ptb_pos", "sst2",
+                             "energy_efficiency", "california_housing"]
+SMOKE_DATASETS: List[str] = ["smoke_digits", "smoke_shapes32", "smoke_pos", "smoke_sentiment", "smoke_diabetes"]
+
+# Corruption sets: derived from a processed vision dataset.
+CORRUPTION_SETS: Dict[str, Dict[str, Any]] = {
+    "cifar10c": {"source": "cifar10", "official": True, "max_images": None},
+    "smoke_shapes32_c": {"source": "smoke_shapes32", "official": False, "max_images": 200},
+}
+
+# ---------------------------------------------------------------------------
+# Published checksums: dataset -> {path relative to R/<dataset>/: (algorithm, hexdigest)}
+# ---------------------------------------------------------------------------
+CHECKSUMS: Dict[str, Dict[str, Tuple[str, str]]] = {
+    # torchvision.datasets.MNIST.resources
+    "mnist": {
+        "MNIST/raw/train-images-idx3-ubyte.gz": ("md5", "f68b3c2dcbeaaa9fbdd348bbdeb94873"),
+        "MNIST/raw/train-labels-idx1-ubyte.gz": ("md5", "d53e105ee54ea40749a09fcbcd1e9432"),
+        "MNIST/raw/t10k-images-idx3-ubyte.gz": ("md5", "9fb629c4189551a2d022fa330f9573f3"),
+        "MNIST/raw/t10k-labels-idx1-ubyte.gz": ("md5", "ec29112dd5afa0611ce80d1b7f02629c"),
+    },
+    # torchvision.datasets.FashionMNIST.resources
+    "fashion_mnist": {
+        "FashionMNIST/raw/train-images-idx3-ubyte.gz": ("md5", "8d4fb7e6c68d591d4c3dfef9ec88bf0d"),
+        "FashionMNIST/raw/train-labels-idx1-ubyte.gz": ("md5", "25c81989df183df01b3e8a0aad5dffbe"),
+        "FashionMNIST/raw/t10k-images-idx3-ubyte.gz": ("md5", "bef4ecab320f06d8554ea6380940ec79"),
+        "FashionMNIST/raw/t10k-labels-idx1-ubyte.gz": ("md5", "bb300cfdad3c16e7a12a480ee83cd310"),
+    },
+    # torchvision.datasets.CIFAR10 (tgz_md5, train_list, test_list, meta)
+    "cifar10": {
+        "cifar-10-python.tar.gz": ("md5", "c58f30108f718f92721af3b95e74349a"),
+        "cifar-10-batches-py/data_batch_1": ("md5", "c99cafc152244af753f735de768cd75f"),
+        "cifar-10-batches-py/data_batch_2": ("md5", "d4bba439e000b95fd0a9bffe97cbabec"),
+        "cifar-10-batches-py/data_batch_3": ("md5", "54ebc095f3ab1f0389bbae665268c751"),
+        "cifar-10-batches-py/data_batch_4": ("md5", "634d18415352ddfa80567beed471001a"),
+        "cifar-10-batches-py/data_batch_5": ("md5", "482c414d41f54cd18b22e5b47cb7c3cb"),
+        "cifar-10-batches-py/test_batch": ("md5", "40351d587109b95175f43aff81a1287e"),
+        "cifar-10-batches-py/batches.meta": ("md5", "5ff9c542aee3614f3951f8cda6e48888"),
+    },
+    # torchvision.datasets.CIFAR100
+    "cifar100": {
+        "cifar-100-python.tar.gz": ("md5", "eb9058c3a382ffc7106e4002c42a8d85"),
+        "cifar-100-python/train": ("md5", "16019d7e3df5f24257cddd939b257f8d"),
+        "cifar-100-python/test": ("md5", "f0ef6b0ae62326f3e7ffdfab6717acfc"),
+        "cifar-100-python/meta": ("md5", "7973b15100ade9c7d40fb424638fde48"),
+    },
+    # torchvision.datasets.SVHN.split_list
+    "svhn": {
+        "train_32x32.mat": ("md5", "e26dedcc434d2e4c54c9b2d4a06d8373"),
+        "test_32x32.mat": ("md5", "eb5a983be6a315427106f1b164d9cef3"),
+    },
+    # sklearn.datasets._california_housing.ARCHIVE
+    "california_housing": {
+        "cal_housing.tgz": ("sha256", "aaa5c9a6afe2225cc2aed2723682ae403280c4a3695a2ddda4ffb5d8215ea681"),
+    },
+    # Zenodo record 2535967 (Hendrycks & Dietterich 2019)
+    "cifar10c": {
+        "CIFAR-10-C.tar": ("md5", "56bf5dcef84df0e2308c6dcbcbbd8499"),
+    },
+}
+
+URLS: Dict[str, Dict[str, str]] = {
+    "cifar10c": {"CIFAR-10-C.tar": "https://zenodo.org/records/2535967/files/CIFAR-10-C.tar?download=1"},
+    "energy_efficiency": {
+        "energy+efficiency.zip": "https://archive.ics.uci.edu/static/public/242/energy+efficiency.zip",
+        "ENB2012_data.xlsx": "https://archive.ics.uci.edu/ml/machine-learning-databases/00242/ENB2012_data.xlsx",
+    },
+}
+
+# ---------------------------------------------------------------------------
+# Where files go (printed by every "missing/corrupt" error). Paths relative to R/<dataset>/.
+# ---------------------------------------------------------------------------
+RAW_LAYOUT: Dict[str, str] = {
+    "mnist": ("torchvision root = R/mnist. Put the four official gz files in R/mnist/MNIST/raw/: "
+              "train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz, "
+              "t10k-labels-idx1-ubyte.gz (the uncompressed files torchvision extracts next to them are "
+              "accepted too)."),
+    "fashion_mnist": ("torchvision root = R/fashion_mnist. Put the four official gz files in "
+                      "R/fashion_mnist/FashionMNIST/raw/ (same names as MNIST)."),
+    "cifar10": ("torchvision root = R/cifar10. Either R/cifar10/cifar-10-python.tar.gz or its extracted "
+                "folder R/cifar10/cifar-10-batches-py/{data_batch_1..5,test_batch,batches.meta}."),
+    "cifar100": ("torchvision root = R/cifar100. Either R/cifar100/cifar-100-python.tar.gz or its extracted "
+                 "folder R/cifar100/cifar-100-python/{train,test,meta}."),
+    "svhn": "torchvision root = R/svhn. Put R/svhn/train_32x32.mat and R/svhn/test_32x32.mat (cropped digits).",
+    "ptb_pos": ("NLTK sample: R/ptb_pos/nltk_data/corpora/treebank/combined/wsj_0001.mrg .. wsj_0199.mrg "
+                "(what nltk.download('treebank', download_dir='R/ptb_pos/nltk_data') writes; "
+                "R/ptb_pos/nltk_data/corpora/treebank.zip is accepted too). Full WSJ (LDC99T42, licensed): "
+                "R/ptb_pos/wsj/<section 00..24>/wsj_SSNN.mrg, i.e. the contents of "
+                "treebank_3/parsed/mrg/wsj/."),
+    "sst2": ("Any of: R/sst2/sst2/{train,validation}-00000-of-00001.parquet (Hugging Face nyu-mll/glue layout, "
+             "what `download` writes), R/sst2/{train,validation}.parquet, or the original GLUE files "
+             "R/sst2/SST-2/{train,dev}.tsv (columns sentence<TAB>label) or R/sst2/SST-2.zip."),
+    "energy_efficiency": ("R/energy_efficiency/ENB2012_data.xlsx (UCI id 242; columns X1..X8, Y1, Y2), or the "
+                          "same table as R/energy_efficiency/ENB2012_data.csv, or the UCI zip "
+                          "R/energy_efficiency/energy+efficiency.zip."),
+    "california_housing": ("scikit-learn data_home = R/california_housing: either the cache "
+                           "R/california_housing/cal_housing_py3.pkz that fetch_california_housing writes, "
+                           "or the raw archive R/california_housing/cal_housing.tgz."),
+    "cifar10c": ("R/cifar10c/CIFAR-10-C/<corruption>.npy (15 files) + labels.npy, or the archive "
+                 "R/cifar10c/CIFAR-10-C.tar (Zenodo record 2535967). If neither is present and Zenodo is "
+                 "unreachable, the set is generated locally from the CIFAR-10 test set."),
+}
+for _n in SMOKE_DATASETS:
+    RAW_LAYOUT[_n] = "nothing: generated offline / bundled with scikit-learn (download is a no-op)."
+
+
+def get_spec(name: str) -> DatasetSpec:
+    """Look a dataset up, with a helpful error for typos."""
+    try:
+        return DATASETS[name]
+    except KeyError:
+        raise KeyError(f"unknown dataset {name!r}; known: {sorted(DATASETS)}") from None
+
+
+def resolve_options(name: str, options: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """Defaults of the dataset updated by user options (unknown keys are kept: recorded in meta)."""
+    opts = dict(get_spec(name).defaults)
+    opts.update(options or {})
+    return opts

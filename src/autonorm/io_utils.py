@@ -1,0 +1,136 @@
+"""Atomic file writes and small JSON helpers.
+
+Why: Snakemake treats any existing output file as done.  A job killed while
+writing would leave a truncated json/csv that later rules (and reruns) would
+trust.  Every writer here goes to a temporary file in the same directory and
+then ``os.replace``s it onto the target, which is atomic on POSIX, so a reader
+sees either the old file or the complete new one, never a partial one.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Union
+
+PathLike = Union[str, os.PathLike]
+
+
+def _atomic_write_bytes(path: PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` via a same-directory temp file + os.replace."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=str(path.parent))
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        # mkstemp creates 0600; give the file the mode a plain open() would
+        # (or keep the mode of the file being replaced)
+        try:
+            mode = os.stat(path).st_mode & 0o777
+        except FileNotFoundError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path
+
+
+def _json_default(obj: Any) -> Any:
+    """Make numpy scalars/arrays and Paths serialisable (why: metrics are often numpy)."""
+    try:
+        import numpy as np  # local import: io_utils must stay importable without numpy
+
+        if isinstance(obj, np.integer):
+            return int(obj)
+        if isinstance(obj, np.floating):
+            return float(obj)
+        if isinstance(obj, np.bool_):
+            return bool(obj)
+        if isinstance(obj, np.ndarray):
+            return obj.tolist()
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(obj, Path):
+        return str(obj)
+    if hasattr(obj, "item"):
+        return obj.item()
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+
+def _sanitize(obj: Any) -> Any:
+    """Replace non-finite floats by None so the output is strict JSON."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _sanitize(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_sanitize(v) for v in obj]
+    return obj
+
+
+def write_json_atomic(path: PathLike, obj: Any, indent: int = 2, sort_keys: bool = False) -> Path:
+    """Serialise ``obj`` as JSON (NaN/inf -> null) and write it atomically."""
+    try:
+        import numpy as np  # noqa: F401
+
+        obj = json.loads(json.dumps(obj, default=_json_default))
+    except ImportError:  # pragma: no cover
+        pass
+    text = json.dumps(_sanitize(obj), indent=indent, sort_keys=sort_keys, default=_json_default,
+                      allow_nan=False)
+    return _atomic_write_bytes(path, (text + "\n").encode("utf-8"))
+
+
+def read_json(path: PathLike) -> Any:
+    """Read a JSON file (utf-8)."""
+    with open(path, "r", encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def write_text_atomic(path: PathLike, text: str, encoding: str = "utf-8") -> Path:
+    """Write text atomically."""
+    return _atomic_write_bytes(path, text.encode(encoding))
+
+
+def write_bytes_atomic(path: PathLike, data: bytes) -> Path:
+    """Write bytes atomically."""
+    return _atomic_write_bytes(path, data)
+
+
+def write_csv_atomic(path: PathLike, df: Any, index: bool = False, **kwargs: Any) -> Path:
+    """Write a pandas DataFrame as CSV atomically (float NaN written as empty)."""
+    text = df.to_csv(index=index, **kwargs)
+    return _atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def save_figure_atomic(fig: Any, path: PathLike, **kwargs: Any) -> Path:
+    """Save a matplotlib figure atomically; format inferred from the suffix."""
+    import io
+
+    path = Path(path)
+    buf = io.BytesIO()
+    fmt = kwargs.pop("format", path.suffix.lstrip(".") or "png")
+    fig.savefig(buf, format=fmt, **kwargs)
+    return _atomic_write_bytes(path, buf.getvalue())
+
+
+__all__ = [
+    "write_json_atomic",
+    "read_json",
+    "write_text_atomic",
+    "write_bytes_atomic",
+    "write_csv_atomic",
+    "save_figure_atomic",
+]

@@ -1,0 +1,40 @@
+"""The methods the paper compares, each a (backbone, norm, freeze policy) triple.
+
+A method name in the config maps to one entry here; adding a method is one line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    norm: str | None  # registry name in autonorm.norms; None for the norm-free teacher
+    backbone: str = "transformer"  # or "mlp" (the Teacher)
+    freeze_selectors: bool = False  # AutoNorm-S: entropy-gated freeze at T_freeze
+    description: str = ""
+
+
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in [
+        Method("frozen_ln", "ln", description="static LayerNorm everywhere (the paper's 'Disable Selector')"),
+        Method("dyt", "dyt", description="static Dynamic Tanh everywhere (ours: the obvious ablation)"),
+        Method("random", "random", description="Random Selector: w_DyT ~ U(0,1) per sample in training, 0.5 in eval"),
+        Method("autonorm", "autonorm", description="AutoNorm with learned selectors, never frozen"),
+        Method("autonorm_s", "autonorm", freeze_selectors=True,
+               description="AutoNorm-S: selectors frozen after T_freeze epochs if mean H >= eps_H"),
+        Method("adanorm", "adanorm", description="AdaNorm (Xu et al. 2019)"),
+        Method("film", "film", description="FiLM-modulated LN conditioned on the token-mean (ours)"),
+        Method("teacher_mlp", None, backbone="mlp", description="plain MLP on flattened input"),
+        Method("autonorm3", "autonorm3", description="three-way gate LN / RMSNorm / DyT (optional)"),
+    ]
+}
+
+
+def get_method(name: str) -> Method:
+    if name not in METHODS:
+        raise ValueError(f"unknown method {name!r}; known: {sorted(METHODS)}")
+    return METHODS[name]

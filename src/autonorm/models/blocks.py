@@ -1,0 +1,112 @@
+"""Pre-norm transformer block with stochastic depth and LayerScale.
+
+Both norms of a block come from ``build_norm(norm_name, dim)``; each gets a
+``selector_name`` ("block{i}.attn" / "block{i}.mlp") used by the gate diagnostics.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..norms import build_norm
+
+
+class DropPath(nn.Module):
+    """Stochastic depth: drop the whole residual branch per sample."""
+
+    def __init__(self, p: float = 0.0):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x):
+        if not self.training or self.p == 0.0:
+            return x
+        keep = 1.0 - self.p
+        mask = x.new_empty((x.shape[0],) + (1,) * (x.dim() - 1)).bernoulli_(keep)
+        return x * mask / keep
+
+
+class LayerScale(nn.Module):
+    def __init__(self, dim: int, init: float = 1e-4):
+        super().__init__()
+        self.gamma = nn.Parameter(torch.full((dim,), float(init)))
+
+    def forward(self, x):
+        return x * self.gamma
+
+
+class Attention(nn.Module):
+    def __init__(self, dim: int, heads: int, dropout: float = 0.0):
+        super().__init__()
+        if dim % heads:
+            raise ValueError(f"width {dim} is not divisible by {heads} heads")
+        self.heads = heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.dropout = dropout
+        self.proj_drop = nn.Dropout(dropout)
+
+    def forward(self, x, key_padding_mask: torch.Tensor | None = None):
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).reshape(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        attn_mask = None
+        if key_padding_mask is not None:  # True = real token
+            attn_mask = key_padding_mask[:, None, None, :]
+        y = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=attn_mask, dropout_p=self.dropout if self.training else 0.0
+        )
+        return self.proj_drop(self.proj(y.transpose(1, 2).reshape(b, t, d)))
+
+
+class MLP(nn.Module):
+    def __init__(self, dim: int, hidden: int, dropout: float = 0.0):
+        super().__init__()
+        self.fc1 = nn.Linear(dim, hidden)
+        self.fc2 = nn.Linear(hidden, dim)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x):
+        return self.drop(self.fc2(self.drop(F.gelu(self.fc1(x)))))
+
+
+class Block(nn.Module):
+    def __init__(self, dim: int, heads: int, mlp_ratio: float, norm: str, norm_options: dict,
+                 drop_path: float, dropout: float, layerscale_init: float, index: int):
+        super().__init__()
+        self.norm1 = build_norm(norm, dim, **norm_options)
+        self.norm1.selector_name = f"block{index}.attn"
+        self.attn = Attention(dim, heads, dropout)
+        self.ls1 = LayerScale(dim, layerscale_init)
+        self.norm2 = build_norm(norm, dim, **norm_options)
+        self.norm2.selector_name = f"block{index}.mlp"
+        self.mlp = MLP(dim, int(dim * mlp_ratio), dropout)
+        self.ls2 = LayerScale(dim, layerscale_init)
+        self.drop_path = DropPath(drop_path)
+
+    def forward(self, x, key_padding_mask=None):
+        x = x + self.drop_path(self.ls1(self.attn(self.norm1(x), key_padding_mask)))
+        return x + self.drop_path(self.ls2(self.mlp(self.norm2(x))))
+
+
+class Encoder(nn.Module):
+    """A stack of pre-norm blocks with linearly increasing drop-path, then a final norm."""
+
+    def __init__(self, dim: int, depth: int, heads: int, mlp_ratio: float, norm: str,
+                 norm_options: dict | None = None, drop_path: float = 0.1, dropout: float = 0.1,
+                 layerscale_init: float = 1e-4, final_norm: str = "ln"):
+        super().__init__()
+        norm_options = norm_options or {}
+        rates = [drop_path * i / max(depth - 1, 1) for i in range(depth)]
+        self.blocks = nn.ModuleList(
+            Block(dim, heads, mlp_ratio, norm, norm_options, rates[i], dropout, layerscale_init, i)
+            for i in range(depth)
+        )
+        # The final norm is outside the residual sub-layers, so it stays static (SPEC 1).
+        self.norm = build_norm(final_norm, dim)
+
+    def forward(self, x, key_padding_mask=None):
+        for block in self.blocks:
+            x = block(x, key_padding_mask)
+        return self.norm(x)

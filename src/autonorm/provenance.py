@@ -1,0 +1,55 @@
+"""What every run records about where and with what it ran."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import socket
+import subprocess
+import sys
+import time
+from importlib import metadata
+
+import torch
+
+
+def config_hash(cfg: dict) -> str:
+    return hashlib.sha256(json.dumps(cfg, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _version(pkg: str) -> str | None:
+    try:
+        return metadata.version(pkg)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                             cwd=os.path.dirname(__file__))
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def env_info(device: torch.device | None = None) -> dict:
+    info = {
+        "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "host": socket.gethostname(),
+        "platform": platform.platform(),
+        "python": sys.version.split()[0],
+        "packages": {p: _version(p) for p in ("autonorm-repro", "torch", "torchvision", "numpy", "scipy",
+                                                  "scikit-learn", "pandas", "statsmodels", "snakemake")},
+        "torch_threads": torch.get_num_threads(),
+        "git_commit": _git_commit(),
+        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
+        "device": str(device) if device is not None else None,
+    }
+    if device is not None and device.type == "cuda":
+        info["device_name"] = torch.cuda.get_device_name(device)
+        info["cuda"] = torch.version.cuda
+    return info

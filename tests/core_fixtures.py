@@ -1,0 +1,76 @@
+"""Tiny processed datasets written in the contract's on-disk form (README "Outputs"),
+so the core library's tests do not depend on any download or preprocessing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+
+def _save(d: Path, split: str, x, y):
+    torch.save({"x": x, "y": y}, d / f"{split}.pt")
+
+
+def make_processed(root: Path, task: str, n: int = 48, seed: int = 0) -> Path:
+    g = torch.Generator().manual_seed(seed)
+    d = Path(root) / task
+    d.mkdir(parents=True, exist_ok=True)
+    sizes = {"train": n, "val": n // 2, "test": n // 2}
+    meta = {"name": f"tiny_{task}", "task": task, "standin": True, "description": "test fixture",
+            "sizes": sizes, "split_seed": seed}
+    for split, m in sizes.items():
+        if task == "image_classification":
+            y = torch.randint(0, 3, (m,), generator=g)
+            x = (torch.rand(m, 3, 8, 8, generator=g) * 80 + y[:, None, None, None] * 60).to(torch.uint8)
+            if split == "test":
+                _save(d, "test_rot90", torch.rot90(x, 1, dims=(2, 3)), y)
+        elif task in ("token_classification", "sequence_classification"):
+            x = torch.randint(2, 12, (m, 6), generator=g)
+            x[: m // 3, 4:] = 0  # padding
+            if task == "token_classification":
+                y = x % 3
+                y[x == 0] = -100
+            else:
+                y = (x[:, 0] > 6).long()
+        else:
+            x = torch.randn(m, 4, generator=g)
+            y = (3.0 * x[:, 0] - x[:, 1] + 10.0).float()
+        _save(d, split, x, y)
+    if task == "image_classification":
+        meta.update(family="vision", num_classes=3, class_names=["a", "b", "c"],
+                    image={"channels": 3, "height": 8, "width": 8, "mean": [0.4] * 3, "std": [0.25] * 3})
+    elif task == "token_classification":
+        meta.update(family="nlp", vocab_size=12, pad_id=0, unk_id=1, max_len=6, num_tags=3,
+                    tag_names=["A", "B", "C"])
+    elif task == "sequence_classification":
+        meta.update(family="nlp", vocab_size=12, pad_id=0, unk_id=1, max_len=6, num_classes=2,
+                    class_names=["neg", "pos"])
+    else:
+        meta.update(family="tabular", num_features=4, feature_names=list("abcd"), target_name="t",
+                    y_mean=10.0, y_std=3.2)
+    (d / "meta.json").write_text(json.dumps(meta))
+    return d
+
+
+TINY_MODEL = {"dim": 16, "depth": 2, "heads": 2, "mlp_ratio": 2.0, "patch_size": 4, "drop_path": 0.1,
+              "dropout": 0.1, "layerscale_init": 1e-4, "mlp_hidden": [16]}
+
+
+def run_config(data_dir: Path, out_dir: Path, method: str = "autonorm_s", seed: int = 0, epochs: int = 3,
+               **autonorm) -> dict:
+    auto = {"tau": 0.5, "t_freeze": 1, "eps_h": 0.1, "freeze_enabled": True, "drop_noise_when_frozen": True}
+    auto.update(autonorm)
+    return {
+        "dataset": "tiny", "method": method, "seed": seed, "family": "x",
+        "data_dir": str(data_dir), "out_dir": str(out_dir),
+        "model": dict(TINY_MODEL),
+        "train": {"epochs": epochs, "batch_size": 16, "eval_batch_size": 32, "lr": 3e-3, "min_lr": 0.0,
+                  "weight_decay": 0.05, "warmup_epochs": 1, "label_smoothing": 0.1, "mixup_alpha": 0.8,
+                  "cutmix_alpha": 1.0, "mix_prob": 1.0, "grad_clip": 1.0, "crop_padding": 1, "flip": True},
+        "autonorm": auto,
+        "norm_options": {"tau": 0.5, "drop_noise_when_frozen": True},
+        "runtime": {"device": "cpu", "deterministic": True},
+        "evaluation": {"latency_repeats": 2},
+    }

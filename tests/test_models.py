@@ -1,0 +1,81 @@
+"""Every (backbone, method) pair builds, runs forward and backward on a tiny batch."""
+
+import pytest
+import torch
+
+from autonorm.methods import METHODS, get_method
+from autonorm.models import build_model
+from autonorm.norms import AutoNorm, gated_norms
+
+META = {
+    "image_classification": {"task": "image_classification", "num_classes": 3,
+                             "image": {"channels": 3, "height": 8, "width": 8}},
+    "token_classification": {"task": "token_classification", "vocab_size": 12, "pad_id": 0, "max_len": 6,
+                             "num_tags": 4},
+    "sequence_classification": {"task": "sequence_classification", "vocab_size": 12, "pad_id": 0, "max_len": 6,
+                                "num_classes": 2},
+    "regression": {"task": "regression", "num_features": 5},
+}
+MODEL = {"dim": 16, "depth": 2, "heads": 2, "mlp_ratio": 2.0, "patch_size": 4, "mlp_hidden": [16]}
+
+
+def _batch(task):
+    if task == "image_classification":
+        return torch.randn(3, 3, 8, 8), (3,)
+    if task == "token_classification":
+        x = torch.randint(1, 12, (3, 6))
+        x[0, 4:] = 0
+        return x, (3, 6, 4)
+    if task == "sequence_classification":
+        x = torch.randint(1, 12, (3, 6))
+        x[0, 3:] = 0
+        return x, (3,)
+    return torch.randn(3, 5), (3,)
+
+
+@pytest.mark.parametrize("task", sorted(META))
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_forward_backward(task, method):
+    torch.manual_seed(0)
+    model = build_model(META[task], method, MODEL, {"tau": 0.5})
+    x, shape = _batch(task)
+    out = model(x)
+    if task == "image_classification" or task == "sequence_classification":
+        shape = (3, META[task]["num_classes"])
+    assert out.shape == shape
+    out.float().pow(2).mean().backward()
+    grads = [p.grad for p in model.parameters() if p.requires_grad]
+    assert any(g is not None and g.abs().sum() > 0 for g in grads)
+
+
+def test_norm_is_one_argument_and_names_selectors():
+    vit_ln = build_model(META["image_classification"], "frozen_ln", MODEL)
+    vit_an = build_model(META["image_classification"], "autonorm_s", MODEL)
+    assert not gated_norms(vit_ln)
+    names = sorted(gated_norms(vit_an))
+    assert names == ["block0.attn", "block0.mlp", "block1.attn", "block1.mlp"]
+    assert all(isinstance(m, AutoNorm) for m in gated_norms(vit_an).values())
+    # the final norm stays a static LayerNorm for every method
+    assert isinstance(vit_an.encoder.norm, torch.nn.LayerNorm)
+
+
+def test_selector_params_are_a_tiny_fraction():
+    paper = {"dim": 128, "depth": 8, "heads": 4, "mlp_ratio": 2.0, "patch_size": 4}
+    meta = {"task": "image_classification", "num_classes": 10, "image": {"channels": 3, "height": 32, "width": 32}}
+    ln = build_model(meta, "frozen_ln", paper)
+    an = build_model(meta, "autonorm_s", paper)
+    sel = sum(p.numel() for n, p in an.named_parameters() if ".selector." in n)
+    assert sel == 16 * (128 * 64 + 64 + 64 * 2 + 2)  # 16 selectors: Linear(d, d/2) + Linear(d/2, 2)
+    assert sum(p.numel() for p in an.parameters()) > sum(p.numel() for p in ln.parameters())
+
+
+def test_stochastic_depth_is_linear_in_depth():
+    m = build_model(META["image_classification"], "frozen_ln", {**MODEL, "depth": 5, "drop_path": 0.1})
+    rates = [b.drop_path.p for b in m.encoder.blocks]
+    assert rates == pytest.approx([0.0, 0.025, 0.05, 0.075, 0.1])
+    assert all(torch.all(b.ls1.gamma == 1e-4) for b in m.encoder.blocks)
+
+
+def test_unknown_method():
+    with pytest.raises(ValueError, match="unknown method"):
+        get_method("batchnorm")

@@ -1,0 +1,118 @@
+"""Cheap checks of the shipped SLURM profile (profiles/slurm/config.yaml).
+
+The live-cluster test is .ci/slurm/run_slurm_test.sh; nothing here talks to
+SLURM or runs Snakemake.
+"""
+
+import importlib.util
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+PROFILE = ROOT / "profiles" / "slurm" / "config.yaml"
+CI_SCRIPT = ROOT / ".ci" / "slurm" / "run_slurm_test.sh"
+RULES = {
+    "download",
+    "preprocess",
+    "make_corruptions",
+    "train",
+    "evaluate",
+    "aggregate",
+    "figures",
+    "report",
+}
+
+
+@pytest.fixture(scope="module")
+def profile():
+    data = yaml.safe_load(PROFILE.read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def _eval_resource(value, attempt):
+    """Evaluate a resource value the way Snakemake does for profile strings."""
+    if isinstance(value, str):
+        return eval(value, {"attempt": attempt})  # noqa: S307 - our own file
+    return value
+
+
+def test_executor_and_basics(profile):
+    assert profile["executor"] == "slurm"
+    assert int(profile["jobs"]) >= 1
+    assert int(profile["retries"]) >= 1
+    assert int(profile["latency-wait"]) > 0
+    assert profile["slurm-logdir"]
+    assert profile["slurm-keep-successful-logs"] is True
+
+
+def test_partition_and_account_are_commented_placeholders(profile):
+    defaults = profile["default-resources"]
+    assert "slurm_partition" not in defaults
+    assert "slurm_account" not in defaults
+    text = PROFILE.read_text()
+    block = text.split("default-resources:", 1)[1].split("\n\n", 1)[0]
+    assert re.search(r"^\s*#\s*slurm_partition:", block, re.M)
+    assert re.search(r"^\s*#\s*slurm_account:", block, re.M)
+
+
+def test_set_resources(profile):
+    sr = profile["set-resources"]
+    assert set(sr) <= RULES, set(sr) - RULES
+    for rule in ("train", "evaluate"):
+        assert int(sr[rule]["gpu"]) >= 1
+        # cpus_per_task would silently override cpus_per_gpu in the plugin
+        assert "cpus_per_task" not in sr[rule]
+        if "cpus_per_gpu" in sr[rule]:
+            assert int(sr[rule]["cpus_per_gpu"]) >= 1
+    for rule, res in sr.items():
+        if "mem_mb" in res:
+            assert int(res["mem_mb"]) > 0, rule
+        if "runtime" in res:
+            first, second = (_eval_resource(res["runtime"], a) for a in (1, 2))
+            assert second > first > 0, rule
+    # a retry gets more runtime also for rules without their own runtime
+    runtime = profile["default-resources"]["runtime"]
+    assert _eval_resource(runtime, 2) > _eval_resource(runtime, 1) > 0
+
+
+def test_group_components(profile):
+    gc = profile["group-components"]
+    assert gc and all(isinstance(v, int) and v >= 1 for v in gc.values())
+    # a group job never asks for more than one node's CPUs / one GPU
+    assert int(profile["cores"]) >= 1
+    assert profile["set-resource-scopes"]["gpu"] == "local"
+    assert int(profile["resources"]["gpu"]) == 1
+
+
+def test_snakemake_profile_parser_accepts_it():
+    profiles = pytest.importorskip("snakemake.profiles")
+    with PROFILE.open() as fh:
+        parsed = profiles.ProfileConfigFileParser().parse(fh)
+    assert parsed["executor"] == "slurm"
+    assert "train:gpu=1" in parsed["set-resources"]
+    assert "runtime=30 * attempt" in parsed["default-resources"]
+    assert parsed["group-components"]
+
+
+def test_plugin_option_names_exist():
+    """Profile keys slurm-<x> must be fields of the installed plugin's settings."""
+    spec = importlib.util.find_spec("snakemake_executor_plugin_slurm")
+    if spec is None or spec.origin is None:
+        pytest.skip("snakemake-executor-plugin-slurm not installed")
+    # read the source instead of importing it: importing runs scontrol/sacct probes
+    source = Path(spec.origin).read_text()
+    keys = [k for k in yaml.safe_load(PROFILE.read_text()) if k.startswith("slurm-")]
+    commented = re.findall(r"^#\s*(slurm-[a-z-]+):", PROFILE.read_text(), re.M)
+    for key in keys + commented:
+        field = key[len("slurm-"):].replace("-", "_")
+        assert re.search(rf"^\s+{field}: .*= field\(", source, re.M), key
+
+
+def test_ci_script_is_valid_bash():
+    assert CI_SCRIPT.stat().st_mode & 0o111, "run_slurm_test.sh not executable"
+    subprocess.run(["bash", "-n", str(CI_SCRIPT)], check=True)

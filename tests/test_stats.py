@@ -1,0 +1,107 @@
+"""Statistics checked against numbers worked out by hand and against scipy/statsmodels.
+
+Why: every p-value and interval in the report comes from autonorm.stats; a
+wrong ddof, a one-sided p or a mis-ordered Holm step would silently change
+the paper comparison.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.weightstats import DescrStatsW
+
+from autonorm import stats
+
+
+def test_describe_by_hand():
+    d = stats.describe([1.0, 2.0, 3.0, 4.0])
+    sd = math.sqrt(((1.5 ** 2) * 2 + (0.5 ** 2) * 2) / 3)  # ddof = 1
+    half = 3.182446305284263 * sd / 2.0  # t_{0.975, 3} * sd / sqrt(4)
+    assert d["n"] == 4 and d["mean"] == pytest.approx(2.5) and d["std"] == pytest.approx(sd)
+    assert d["ci95_low"] == pytest.approx(2.5 - half) and d["ci95_high"] == pytest.approx(2.5 + half)
+    lo, hi = DescrStatsW(np.array([1.0, 2.0, 3.0, 4.0])).tconfint_mean(0.05)
+    assert (d["ci95_low"], d["ci95_high"]) == pytest.approx((lo, hi))
+
+
+def test_describe_drops_nan_and_single_value():
+    d = stats.describe([5.0, None, float("nan")])
+    assert d["n"] == 1 and d["mean"] == 5.0
+    assert math.isnan(d["std"]) and math.isnan(d["ci95_low"]) and math.isnan(d["ci95_high"])
+    e = stats.describe([])
+    assert e["n"] == 0 and math.isnan(e["mean"])
+
+
+def test_paired_t_by_hand():
+    a, b = [2.0, 4.0, 6.0], [1.0, 2.0, 3.0]  # diffs [1, 2, 3]
+    r = stats.paired_test(a, b)
+    t = 2.0 / (1.0 / math.sqrt(3))  # mean 2, sd 1
+    assert r["t"] == pytest.approx(3.4641, abs=1e-4) and r["t"] == pytest.approx(t)
+    # df = 2: the t CDF has the closed form F(t) = 1/2 + t / (2 sqrt(2 + t^2))
+    p = 1.0 - t / math.sqrt(2.0 + t * t)
+    assert p == pytest.approx(0.0742, abs=1e-4)
+    assert r["p"] == pytest.approx(p)
+    assert r["p"] == pytest.approx(sps.ttest_rel(a, b).pvalue)
+    assert r["cohens_dz"] == pytest.approx(2.0)
+    assert r["mean_diff"] == pytest.approx(2.0) and r["n"] == 3
+    assert math.isnan(r["wilcoxon_p"]) and "no Wilcoxon" in r["note"]
+
+
+def test_paired_by_seed_only_common_seeds():
+    a = {0: 10.0, 1: 11.0, 2: 12.0, 3: 13.0}
+    b = {1: 10.0, 2: 10.5, 3: float("nan"), 4: 9.0}
+    r = stats.paired_test(a, b)
+    assert r["n"] == 2  # seeds 1 and 2; seed 3 is NaN in b
+    assert r["mean_a"] == pytest.approx(11.5) and r["mean_b"] == pytest.approx(10.25)
+    assert r["p"] == pytest.approx(sps.ttest_rel([11.0, 12.0], [10.0, 10.5]).pvalue)
+
+
+def test_n1_no_test():
+    r = stats.paired_test({0: 1.0}, {0: 0.5})
+    assert r["n"] == 1 and math.isnan(r["p"]) and math.isnan(r["t"])
+    assert r["note"] == "n=1: no test" and r["mean_diff"] == pytest.approx(0.5)
+    r0 = stats.paired_test({0: 1.0}, {1: 0.5})
+    assert r0["n"] == 0 and math.isnan(r0["p"]) and "n=0" in r0["note"]
+
+
+def test_zero_variance_difference():
+    r = stats.paired_test([1.0, 2.0, 3.0], [0.0, 1.0, 2.0])
+    assert math.isnan(r["p"]) and "zero variance" in r["note"]
+
+
+def test_wilcoxon_with_enough_seeds():
+    a = [1.0, 2.5, 3.1, 4.7, 5.2, 6.0]
+    b = [0.5, 2.0, 3.5, 3.9, 4.0, 5.1]
+    r = stats.paired_test(a, b)
+    assert r["wilcoxon_p"] == pytest.approx(sps.wilcoxon(a, b).pvalue)
+    assert r["p"] == pytest.approx(sps.ttest_rel(a, b).pvalue)
+    assert r["note"] == ""
+
+
+def test_holm_known_values():
+    adj = stats.holm([0.01, 0.04, 0.03])
+    # sorted 0.01*3 = 0.03; 0.03*2 = 0.06; max(0.06, 0.04*1) = 0.06
+    assert adj == pytest.approx([0.03, 0.06, 0.06])
+    assert stats.holm_by_hand([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    p = [0.2, 0.001, 0.04, 0.5, 0.011]
+    assert stats.holm(p) == pytest.approx(multipletests(p, method="holm")[1])
+    assert stats.holm_by_hand(p) == pytest.approx(multipletests(p, method="holm")[1])
+
+
+def test_holm_ignores_nan():
+    adj = stats.holm([0.01, float("nan"), 0.04, 0.03])
+    assert math.isnan(adj[1])
+    assert adj[[0, 2, 3]] == pytest.approx([0.03, 0.06, 0.06])
+    assert np.isnan(stats.holm([float("nan")])).all()
+
+
+def test_metric_families_and_direction():
+    assert stats.metric_family("accuracy") == "primary"
+    assert stats.metric_family("rmse") == "primary"
+    assert stats.metric_family("f1_macro") == "secondary"
+    assert stats.metric_family("gaussian_noise_s3") == "robustness"
+    assert stats.metric_family("params") == "cost"
+    assert stats.higher_is_better("accuracy") and not stats.higher_is_better("tag_perplexity")

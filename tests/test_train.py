@@ -1,0 +1,122 @@
+"""The trainer: freezing, resume, divergence, determinism, outputs (tiny models, CPU)."""
+
+import json
+import math
+
+import pytest
+import torch
+
+from autonorm.train import TrainingDiverged, lr_at, train_run
+from core_fixtures import make_processed, run_config
+
+
+@pytest.fixture(scope="module")
+def image_data(tmp_path_factory):
+    return make_processed(tmp_path_factory.mktemp("data"), "image_classification")
+
+
+def _selector_state(path):
+    sd = torch.load(path, weights_only=True)
+    sd = sd.get("model", sd)
+    sel = {k: v for k, v in sd.items() if ".selector." in k}
+    rest = {k: v for k, v in sd.items() if ".selector." not in k}
+    return sel, rest
+
+
+def test_lr_schedule_by_hand():
+    assert lr_at(0, 100, 10, 1.0) == pytest.approx(0.1)
+    assert lr_at(9, 100, 10, 1.0) == pytest.approx(1.0)
+    assert lr_at(10, 100, 10, 1.0) == pytest.approx(1.0)
+    assert lr_at(55, 100, 10, 1.0) == pytest.approx(0.5)  # halfway through the cosine
+    assert lr_at(100, 100, 10, 1.0, min_lr=0.1) == pytest.approx(0.1)
+
+
+def test_freeze_when_entropy_high(image_data, tmp_path):
+    # eps_h = 0: every entropy is >= 0, so the selectors must freeze at epoch 1
+    cfg = run_config(image_data, tmp_path / "run", epochs=3, t_freeze=1, eps_h=0.0)
+    assert train_run(cfg, stop_after_epochs=1) is None
+    sel1, rest1 = _selector_state(tmp_path / "run" / "checkpoint.pt")
+    train_run(cfg)
+    sel3, rest3 = _selector_state(tmp_path / "run" / "model.pt")
+    assert all(torch.equal(sel1[k], sel3[k]) for k in sel1)  # bit-identical after 2 more epochs
+    assert any(not torch.equal(rest1[k], rest3[k]) for k in rest1)  # backbone kept training
+    freeze = json.loads((tmp_path / "run" / "freeze.json").read_text())
+    assert freeze["froze"] is True and freeze["epoch"] == 1
+    assert 0.0 <= freeze["entropy_at_decision"] <= math.log(2) + 1e-6
+    hist = json.loads((tmp_path / "run" / "history.json").read_text())
+    assert [h["frozen"] for h in hist] == [True, True, True]
+    assert set(hist[0]["gates"]["entropy"]) == {"block0.attn", "block0.mlp", "block1.attn", "block1.mlp"}
+
+
+def test_no_freeze_when_entropy_low(image_data, tmp_path):
+    # eps_h = 1 > ln 2 >= H: the entropy is always below, so nothing freezes
+    cfg = run_config(image_data, tmp_path / "run", epochs=2, t_freeze=1, eps_h=1.0)
+    train_run(cfg, stop_after_epochs=1)
+    sel1, _ = _selector_state(tmp_path / "run" / "checkpoint.pt")
+    train_run(cfg)
+    sel2, _ = _selector_state(tmp_path / "run" / "model.pt")
+    assert any(not torch.equal(sel1[k], sel2[k]) for k in sel1)
+    freeze = json.loads((tmp_path / "run" / "freeze.json").read_text())
+    assert freeze["froze"] is False and freeze["epoch"] is None
+    assert freeze["entropy_at_decision"] is not None
+
+
+def test_unfrozen_autonorm_never_freezes(image_data, tmp_path):
+    cfg = run_config(image_data, tmp_path / "run", method="autonorm", epochs=2, t_freeze=1, eps_h=0.0)
+    train_run(cfg)
+    freeze = json.loads((tmp_path / "run" / "freeze.json").read_text())
+    assert freeze["enabled"] is False and freeze["froze"] is False
+
+
+@pytest.mark.parametrize("task", ["image_classification", "token_classification"])
+def test_resume_matches_uninterrupted(tmp_path, task):
+    data = make_processed(tmp_path / "data", task)
+    full = run_config(data, tmp_path / "full", epochs=3, t_freeze=2, eps_h=0.0)
+    m_full = train_run(full)
+    part = run_config(data, tmp_path / "part", epochs=3, t_freeze=2, eps_h=0.0)
+    assert train_run(part, stop_after_epochs=1) is None
+    assert not (tmp_path / "part" / "metrics.json").exists()
+    m_resumed = train_run(part)  # "rerun the same command after a kill"
+    assert m_resumed["test"] == m_full["test"]
+    h_full = json.loads((tmp_path / "full" / "history.json").read_text())
+    h_part = json.loads((tmp_path / "part" / "history.json").read_text())
+    strip = lambda hs: [{k: v for k, v in h.items() if k != "epoch_time_s"} for h in hs]  # noqa: E731
+    assert strip(h_full) == strip(h_part)
+
+
+def test_same_seed_same_metrics_other_seed_differs(image_data, tmp_path):
+    a = train_run(run_config(image_data, tmp_path / "a", method="random", epochs=1))
+    b = train_run(run_config(image_data, tmp_path / "b", method="random", epochs=1))
+    c = train_run(run_config(image_data, tmp_path / "c", method="random", epochs=1, ) | {"seed": 1})
+    assert a["test"] == b["test"]
+    ha = json.loads((tmp_path / "a" / "history.json").read_text())
+    hc = json.loads((tmp_path / "c" / "history.json").read_text())
+    assert ha[0]["train_loss"] != hc[0]["train_loss"]
+
+
+def test_outputs_and_costs(tmp_path):
+    data = make_processed(tmp_path / "data", "regression")
+    m = train_run(run_config(data, tmp_path / "run", method="frozen_ln", epochs=2))
+    run = tmp_path / "run"
+    for f in ["config.json", "env.json", "history.json", "freeze.json", "metrics.json", "model.pt",
+              "checkpoint.pt"]:
+        assert (run / f).exists(), f
+    assert set(m["test"]) == {"rmse", "mae"} and m["status"] == "ok"
+    c = m["cost"]
+    assert c["params"] > 0 and c["flops_per_sample"] > 0 and c["latency_ms_per_batch"] > 0
+    env = json.loads((run / "env.json").read_text())
+    assert env["packages"]["torch"] and env["device"] == "cpu"
+    # checkpoints are safe to load
+    torch.load(run / "checkpoint.pt", weights_only=True)
+
+
+def test_nan_loss_stops_with_clear_error(tmp_path):
+    data = make_processed(tmp_path / "data", "regression")
+    x = torch.load(data / "train.pt", weights_only=True)
+    x["x"][0, 0] = float("nan")
+    torch.save(x, data / "train.pt")
+    with pytest.raises(TrainingDiverged, match=r"epoch 1, step \d+"):
+        train_run(run_config(data, tmp_path / "run", method="frozen_ln", epochs=2))
+    assert not (tmp_path / "run" / "metrics.json").exists()
+    failed = json.loads((tmp_path / "run" / "failed.json").read_text())
+    assert failed["status"] == "diverged" and failed["epoch"] == 1

@@ -1,0 +1,136 @@
+"""The Snakemake workflow: lint, config validation, the paper grid's dry run,
+a real end-to-end smoke run and a partial rerun (in temporary folders)."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE = ["--configfile", "workflow/presets/smoke.yaml"]
+
+
+def snakemake(*args, cwd=ROOT, check=True, timeout=1500):
+    cmd = ["snakemake", *args]
+    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                       env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    if check and p.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stdout[-4000:]}\n{p.stderr[-6000:]}")
+    return p
+
+
+def job_counts(output: str) -> Counter:
+    """Parse the 'Job stats' table that a dry run prints."""
+    counts = Counter()
+    in_table = False
+    for line in output.splitlines():
+        if line.startswith("job") and "count" in line:
+            in_table = True
+            continue
+        if in_table:
+            m = re.match(r"^(\S+)\s+(\d+)$", line.strip())
+            if m and m.group(1) != "total":
+                counts[m.group(1)] = int(m.group(2))
+            elif m and m.group(1) == "total":
+                counts["total"] = int(m.group(2))
+                break
+    return counts
+
+
+def copy_workflow(dst: Path) -> Path:
+    for name in ["Snakefile", "config.yaml", "workflow", "profiles", "envs"]:
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, dst / name)
+    return dst
+
+
+def test_lint_is_clean():
+    p = snakemake("--lint", check=False)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_paper_grid_dry_run_job_counts(tmp_path):
+    p = snakemake("-n", "all", "--config", f"results_dir={tmp_path}/r", f"raw_dir={tmp_path}/raw")
+    c = job_counts(p.stdout + p.stderr)
+    n_runs = 9 * 8 * 5
+    assert c["train"] == n_runs and c["evaluate"] == n_runs
+    assert c["download"] == 9 and c["preprocess"] == 9
+    assert c["download_corruptions"] == 1 and c["make_corruptions"] == 1
+    assert c["aggregate"] == c["figures"] == c["report"] == 1
+    # every dataset x method x seed is present once
+    runs = set(re.findall(r"runs/(\w+)/(\w+)/seed(\d+)/status.json", p.stdout + p.stderr))
+    assert len(runs) == n_runs
+
+
+@pytest.mark.parametrize("override,key", [
+    ("datasets=[mnist,imagenet]", "datasets"),
+    ("methods=[frozen_ln,batchnorm]", "methods"),
+    ("seeds=[-1]", "seeds"),
+    ("autonorm={'tau': 'hot'}", "autonorm.tau"),
+])
+def test_bad_config_fails_before_any_job(tmp_path, override, key):
+    p = snakemake("-n", "all", "--config", override, f"results_dir={tmp_path}/r", check=False)
+    assert p.returncode != 0
+    out = p.stdout + p.stderr
+    assert key.split(".")[0] in out
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    """One real run of the whole smoke DAG in a temporary copy of the workflow."""
+    work = copy_workflow(tmp_path_factory.mktemp("smoke"))
+    p = snakemake("all", "--cores", "2", *SMOKE, "--config", "results_dir=results", cwd=work)
+    return work, p
+
+
+@pytest.mark.slow
+def test_smoke_dag_end_to_end(smoke_run):
+    work, _ = smoke_run
+    res = work / "results"
+    report = (res / "report.md").read_text()
+    assert "stand-in" in report.lower()
+    for d in ["smoke_digits", "smoke_shapes32", "smoke_pos", "smoke_sentiment", "smoke_diabetes"]:
+        assert d in report
+    summary = pd.read_csv(res / "tables" / "summary.csv")
+    assert set(summary["method"]) >= {"frozen_ln", "dyt", "random", "autonorm", "autonorm_s", "adanorm",
+                                      "film", "teacher_mlp"}
+    acc = summary[(summary.dataset == "smoke_digits") & (summary.metric == "accuracy")]
+    assert (acc["n"] == 2).all() and (acc["mean"] > 30).all()  # 10 classes: well above chance
+    runs = pd.read_csv(res / "tables" / "runs.csv")
+    assert len(runs) == 5 * 8 * 2 and (runs["status"] == "ok").all()
+    for f in ["method_comparison.png", "gate_entropy.png", "wdyt_heatmap.png", "corruptions.png"]:
+        assert (res / "figures" / f).stat().st_size > 5000
+    ev = json.loads((res / "eval" / "smoke_shapes32" / "autonorm_s" / "seed0.json").read_text())
+    assert len(ev["corruptions"]) == 15 and ev["rotation"]["accuracy"] >= 0
+    freeze = json.loads((res / "runs" / "smoke_digits" / "autonorm_s" / "seed0" / "freeze.json").read_text())
+    assert freeze["enabled"] and freeze["entropy_at_decision"] is not None
+    log = (res / "logs" / "train" / "smoke_digits" / "autonorm_s" / "seed0.log").read_text()
+    assert "epoch 6/6" in log
+
+
+@pytest.mark.slow
+def test_partial_rerun_touches_one_dataset(smoke_run):
+    work, _ = smoke_run
+    res = work / "results"
+    other = res / "eval" / "smoke_digits" / "frozen_ln" / "seed0.json"
+    before = other.stat().st_mtime_ns
+    # change one dataset's hyperparameters
+    (work / "tweak.yaml").write_text("dataset_config:\n  smoke_diabetes:\n    family: tabular\n"
+                                     "    train: {lr: 0.001}\n")
+    args = ["all", "--cores", "2", *SMOKE, "tweak.yaml", "--config", "results_dir=results"]
+    dry = snakemake("-n", *args, cwd=work)
+    c = job_counts(dry.stdout + dry.stderr)
+    assert c["train"] == 16 and c["evaluate"] == 16  # smoke_diabetes: 8 methods x 2 seeds
+    trained = set(re.findall(r"runs/(\w+)/\w+/seed\d+/status.json", dry.stdout))
+    assert trained == {"smoke_diabetes"}
+    snakemake(*args, cwd=work)
+    assert other.stat().st_mtime_ns == before
+    cfg = json.loads((res / "runs" / "smoke_diabetes" / "autonorm_s" / "seed1" / "config.json").read_text())
+    assert cfg["train"]["lr"] == 0.001
