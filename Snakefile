@@ -14,6 +14,10 @@ min_version("9.0")
 configfile: "config.yaml"
 
 
+# `--config seeds=[0,1]` hands Snakemake strings; seeds are integers.
+if isinstance(config.get("seeds"), list):
+    config["seeds"] = [int(s) if isinstance(s, str) and s.isdigit() else s for s in config["seeds"]]
+
 # Schema first, so a malformed config fails before any job runs.
 validate(config, "workflow/schemas/config.schema.yaml")
 

@@ -139,12 +139,14 @@ def main(argv=None) -> int:
         for v in variants:
             w, c = C.med(times[v]), C.med(times.cpu[v])
             params, fwd, train, share = info[v]
+            best = min(times.cpu[v]) / min(times.cpu["frozen_ln"])
             rows.append([v, f"{w * 1000:.0f}", f"{w / base_w:.3f}", f"{c * 1000:.0f}", f"**{c / base_c:.3f}**",
-                         C.spread(times.cpu[v]), f"{params:,}", f"{fwd / 1e6:.1f}", f"{fwd / base_fwd:.4f}",
+                         f"{best:.3f}", C.spread(times.cpu[v]), f"{params:,}", f"{fwd / 1e6:.1f}", f"{fwd / base_fwd:.4f}",
                          f"{train / base_train:.4f}", f"{100 * share:.3f}%" if share else "-"])
-            summary[(backbone, v)] = (w / base_w, c / base_c)
+            summary[(backbone, v)] = (w / base_w, c / base_c, best)
         print(f"\n### {backbone}: {desc}\n")
-        print(C.table(rows, ["variant", "wall ms", "wall / frozen_ln", "CPU ms", "CPU / frozen_ln", "CPU noise",
+        print(C.table(rows, ["variant", "wall ms", "wall / frozen_ln", "CPU ms", "CPU / frozen_ln",
+                             "best CPU / best frozen_ln", "CPU noise",
                              "params", "fwd MFLOP/sample", "fwd FLOPs / frozen_ln", "train FLOPs / frozen_ln",
                              "selector share"]))
         if args.profile:
@@ -152,12 +154,14 @@ def main(argv=None) -> int:
                 if v in steps:
                     profile_top(steps[v], f"{backbone} {v}")
     if ("vision", "autonorm_s") in summary:
-        w, c = summary[("vision", "autonorm_s")]
-        print(f"\nTarget (autonorm_s <= 1.10x frozen_ln, vision backbone, CPU): CPU time {c:.3f}x, wall {w:.3f}x "
-              f"-> {'MET' if max(w, c) <= 1.10 else ('MET in CPU time' if c <= 1.10 else 'NOT MET')}")
+        w, c, b = summary[("vision", "autonorm_s")]
+        print(f"\nTarget (autonorm_s <= 1.10x frozen_ln, vision backbone, CPU): median CPU time {c:.3f}x, "
+              f"best-of CPU time {b:.3f}x, median wall {w:.3f}x -> "
+              f"{'MET' if c <= 1.10 else 'NOT MET'} (judged on the median CPU-time ratio)")
         if ("vision", "autonorm_s [straightforward]") in summary:
-            w, c = summary[("vision", "autonorm_s [straightforward]")]
-            print(f"The straightforward autograd form of the same math: CPU time {c:.3f}x, wall {w:.3f}x")
+            w, c, b = summary[("vision", "autonorm_s [straightforward]")]
+            print(f"The straightforward autograd form of the same math: median CPU time {c:.3f}x, best-of {b:.3f}x, "
+                  f"wall {w:.3f}x")
     return 0
 
 

@@ -18,7 +18,7 @@
 #   SLURM_TEST_TIMEOUT  seconds for one snakemake run (default 1500)
 #   SLURM_TEST_KEEP=1   keep the temporary folder (printed at the end)
 #   SLURM_TEST_NO_APT=1 never call apt-get (SKIPPED if slurm is missing)
-#   SLURM_TEST_GPUS     fake GPUs on the node, 1..4 (default 1)
+#   SLURM_TEST_GPUS     fake GPUs on the node, 1..4 (default 2, 1 on a 1-CPU box)
 #
 # Exit status: 0 = passed or SKIPPED (slurm cannot be installed here),
 # 1 = a check failed, 2 = usage error.
@@ -156,7 +156,7 @@ MEM=$(( MEM_TOTAL - MARGIN ))
 # Fake GPUs: gres.conf (GPU 0 = /dev/null); slurmd only needs an existing
 # device file per GPU, so extra GPUs use other harmless character devices.
 FAKE_DEVS=(/dev/null /dev/zero /dev/full /dev/urandom)
-GPUS="${SLURM_TEST_GPUS:-1}"
+GPUS="${SLURM_TEST_GPUS:-$(( CPUS >= 2 ? 2 : 1 ))}"
 case "$GPUS" in [1-4]) ;; *) echo "SLURM_TEST_GPUS must be 1..4"; exit 2 ;; esac
 sed -e "s|@HOST@|$HOST|g; s|@CPUS@|$CPUS|g; s|@MEM@|$MEM|g; s|@STATE@|$STATE|g; s|@GPUS@|$GPUS|g" \
     "$HERE/slurm.conf.in" > "$CONF_DIR/slurm.conf"
@@ -288,10 +288,14 @@ default|custom)
     fi
     # train logs print CUDA_VISIBLE_DEVICES; check them if present
     run_case "run" "$d" "$USER_CMD"
-    if grep -rqs 'CUDA_VISIBLE_DEVICES' "$d/$SLURM_CI_LOGDIR" "$d/results" "$d/logs" 2>/dev/null; then
-        echo "GPU [run] $(grep -rhos 'CUDA_VISIBLE_DEVICES[=: ]*[^ ]*' "$d/$SLURM_CI_LOGDIR" "$d/results" "$d/logs" | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
-        grep -rhqs 'CUDA_VISIBLE_DEVICES[=: ]*[0-9]' "$d/$SLURM_CI_LOGDIR" "$d/results" "$d/logs" \
+    # the train rule writes CUDA_VISIBLE_DEVICES=<value> into its log
+    cvd="$(grep -rhos 'CUDA_VISIBLE_DEVICES=[^ ${]*' "$d/results" "$d/logs" 2>/dev/null | grep -v '=$')"
+    if [ -n "$cvd" ]; then
+        echo "GPU [run] $(echo "$cvd" | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
+        echo "$cvd" | grep -q 'CUDA_VISIBLE_DEVICES=[0-9]' \
             || fail "[run] CUDA_VISIBLE_DEVICES printed but never set to a device"
+        echo "$cvd" | grep -q 'CUDA_VISIBLE_DEVICES=unset' \
+            && fail "[run] some jobs ran without a GPU (CUDA_VISIBLE_DEVICES=unset)"
     else
         log "[run] no CUDA_VISIBLE_DEVICES line found in logs (train rule does not print it?)"
     fi
