@@ -18,6 +18,7 @@
 #   SLURM_TEST_TIMEOUT  seconds for one snakemake run (default 1500)
 #   SLURM_TEST_KEEP=1   keep the temporary folder (printed at the end)
 #   SLURM_TEST_NO_APT=1 never call apt-get (SKIPPED if slurm is missing)
+#   SLURM_SMOKE_CONFIG  extra --config for the default run, e.g. "methods=[frozen_ln,autonorm_s] seeds=[0]"
 #   SLURM_TEST_GPUS     fake GPUs on the node, 1..4 (default 2, 1 on a 1-CPU box)
 #
 # Exit status: 0 = passed or SKIPPED (slurm cannot be installed here),
@@ -285,6 +286,8 @@ default|custom)
         [ -f "$d/workflow/presets/smoke.yaml" ] || { fail "workflow/presets/smoke.yaml missing"; exit 1; }
         # target before --configfile: --configfile takes several values and would eat "all"
         USER_CMD="snakemake all --profile profiles/slurm --profile \$SLURM_CI_PROFILE --configfile workflow/presets/smoke.yaml"
+        # SLURM_SMOKE_CONFIG narrows the grid (CI: fewer methods/seeds, the whole DAG still runs)
+        [ -n "${SLURM_SMOKE_CONFIG:-}" ] && USER_CMD="$USER_CMD --config $SLURM_SMOKE_CONFIG"
     fi
     # train logs print CUDA_VISIBLE_DEVICES; check them if present
     run_case "run" "$d" "$USER_CMD"
@@ -296,8 +299,22 @@ default|custom)
             || fail "[run] CUDA_VISIBLE_DEVICES printed but never set to a device"
         echo "$cvd" | grep -q 'CUDA_VISIBLE_DEVICES=unset' \
             && fail "[run] some jobs ran without a GPU (CUDA_VISIBLE_DEVICES=unset)"
+    elif [ "$MODE" = default ]; then
+        fail "[run] no CUDA_VISIBLE_DEVICES line in the train logs"
     else
         log "[run] no CUDA_VISIBLE_DEVICES line found in logs (train rule does not print it?)"
+    fi
+    if [ "$MODE" = default ]; then
+        rep="$d/results/smoke/report.md"
+        if [ -s "$rep" ] && grep -q "^## Runs" "$rep" && [ -s "$d/results/smoke/tables/summary.csv" ]; then
+            n_fig=$(find "$d/results/smoke/figures" -name '*.png' -size +5k | wc -l)
+            [ "$n_fig" -ge 5 ] || fail "[run] only $n_fig non-trivial figures"
+            grep -q "status" "$d/results/smoke/tables/runs.csv" && ! grep -qE ",(missing|diverged)," "$d/results/smoke/tables/runs.csv" \
+                || fail "[run] runs.csv lists missing or diverged runs"
+            log "[run] report complete: $rep ($(wc -l < "$rep") lines, $n_fig figures)"
+        else
+            fail "[run] report or tables missing under $d/results/smoke"
+        fi
     fi
     ;;
 esac

@@ -29,7 +29,7 @@ rule preprocess:
     threads: 1
     resources:
         mem_mb=lambda w: rule_resources("preprocess", "mem_mb", 8000),
-        runtime=lambda w: rule_resources("preprocess", "runtime", 60),
+        runtime=lambda w, attempt: rule_resources("preprocess", "runtime", 60) * attempt,
     conda:
         "../../envs/data.yaml"
     shell:
@@ -74,7 +74,7 @@ rule make_corruptions:
     threads: 2
     resources:
         mem_mb=lambda w: rule_resources("make_corruptions", "mem_mb", 16000),
-        runtime=lambda w: rule_resources("make_corruptions", "runtime", 240),
+        runtime=lambda w, attempt: rule_resources("make_corruptions", "runtime", 240) * attempt,
     conda:
         "../../envs/data.yaml"
     shell:
