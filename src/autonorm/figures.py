@@ -38,7 +38,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from autonorm.io_utils import save_figure_atomic  # noqa: E402
+from autonorm.io_utils import read_table, save_figure_atomic  # noqa: E402
 
 FIGURE_STEMS = ["method_comparison", "gate_entropy", "wdyt_heatmap", "metric_vs_entropy",
                 "corruptions"]
@@ -81,16 +81,6 @@ def _palette(methods: Sequence[str]) -> dict:
 def _order_methods(methods: Iterable[str]) -> list[str]:
     ms = list(dict.fromkeys(methods))
     return sorted(ms, key=lambda m: (METHOD_ORDER.index(m) if m in METHOD_ORDER else 99, m))
-
-
-def _read(tables: Path, name: str) -> pd.DataFrame:
-    p = Path(tables) / name
-    if not p.is_file() or p.stat().st_size == 0:
-        return pd.DataFrame()
-    try:
-        return pd.read_csv(p)
-    except pd.errors.EmptyDataError:
-        return pd.DataFrame()
 
 
 def _grid(n: int, ncols_max: int = 3, w: float = 4.2, h: float = 3.3):
@@ -354,11 +344,11 @@ def make_figures(tables: str | Path, out_dir: str | Path, strict: bool = False) 
     _style()
     tables, out_dir = Path(tables), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    summary = _read(tables, "summary.csv")
-    history = _read(tables, "history.csv")
-    gates = _read(tables, "gates.csv")
-    freeze = _read(tables, "freeze.csv")
-    corr = _read(tables, "corruptions.csv")
+    summary = read_table(tables, "summary.csv")
+    history = read_table(tables, "history.csv")
+    gates = read_table(tables, "gates.csv")
+    freeze = read_table(tables, "freeze.csv")
+    corr = read_table(tables, "corruptions.csv")
     makers: dict[str, Callable[[], plt.Figure]] = {
         "method_comparison": lambda: fig_method_comparison(summary),
         "gate_entropy": lambda: fig_gate_entropy(history, freeze),

@@ -99,6 +99,20 @@ def read_json(path: PathLike) -> Any:
         return json.load(fh)
 
 
+def read_table(folder: PathLike, name: str):
+    """A CSV from a tables folder as a DataFrame; empty when missing or empty
+    (figures and the report draw a 'no data' note instead of failing)."""
+    import pandas as pd
+
+    p = Path(folder) / name
+    if not p.is_file() or p.stat().st_size == 0:
+        return pd.DataFrame()
+    try:
+        return pd.read_csv(p)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
+
+
 def write_text_atomic(path: PathLike, text: str, encoding: str = "utf-8") -> Path:
     """Write text atomically."""
     return _atomic_write_bytes(path, text.encode(encoding))
@@ -129,6 +143,7 @@ def save_figure_atomic(fig: Any, path: PathLike, **kwargs: Any) -> Path:
 __all__ = [
     "write_json_atomic",
     "read_json",
+    "read_table",
     "write_text_atomic",
     "write_bytes_atomic",
     "write_csv_atomic",

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from autonorm import stats
-from autonorm.io_utils import read_json, write_text_atomic
+from autonorm.io_utils import read_json, read_table, write_text_atomic
 
 BANNER = "SMOKE / stand-in data: these numbers are not comparable to the paper"
 FAMILIES = ("vision", "nlp", "tabular")
@@ -148,16 +148,6 @@ def _truthy(v) -> bool:
         return bool(v) and not (isinstance(v, float) and math.isnan(v))
     except (TypeError, ValueError):
         return False
-
-
-def _read(tables: Path, name: str) -> pd.DataFrame:
-    p = Path(tables) / name
-    if not p.is_file() or p.stat().st_size == 0:
-        return pd.DataFrame()
-    try:
-        return pd.read_csv(p)
-    except pd.errors.EmptyDataError:
-        return pd.DataFrame()
 
 
 def _dataset_label(d: str, standin: bool) -> str:
@@ -635,12 +625,12 @@ def build_report(tables: str | Path, figures_dir: str | Path | None, out: str | 
                  config_json: str | None = None,
                  provenance_from: str | Path | None = None) -> str:
     tables, out = Path(tables), Path(out)
-    summary = _read(tables, "summary.csv")
-    comparisons = _read(tables, "comparisons.csv")
-    runs = _read(tables, "runs.csv")
-    gates = _read(tables, "gates.csv")
-    history = _read(tables, "history.csv")
-    freeze = _read(tables, "freeze.csv")
+    summary = read_table(tables, "summary.csv")
+    comparisons = read_table(tables, "comparisons.csv")
+    runs = read_table(tables, "runs.csv")
+    gates = read_table(tables, "gates.csv")
+    history = read_table(tables, "history.csv")
+    freeze = read_table(tables, "freeze.csv")
     # the compared-against method is whatever autonorm-aggregate used (--reference-method);
     # module-level so the section helpers share it; reset on every call
     global REFERENCE_METHOD
