@@ -437,5 +437,11 @@ def freeze_selectors(model: nn.Module) -> int:
     return len(sels)
 
 
+def should_freeze(mean_entropy: float, epoch: int, t_freeze: int, eps_h: float) -> bool:
+    """AutoNorm-S's freeze rule: at the end of epoch ``t_freeze``, freeze when the
+    mean gate entropy has NOT collapsed below ``eps_h`` (H >= eps_h); never at other epochs."""
+    return int(epoch) == int(t_freeze) and float(mean_entropy) >= float(eps_h)
+
+
 # ln(2): the largest entropy a two-way gate can have.
 MAX_ENTROPY_2 = math.log(2.0)
