@@ -6,6 +6,7 @@ import math
 import pytest
 import torch
 
+from autonorm.norms import should_freeze
 from autonorm.train import TrainingDiverged, lr_at, train_run
 from core_fixtures import make_processed, run_config
 
@@ -29,6 +30,23 @@ def test_lr_schedule_by_hand():
     assert lr_at(10, 100, 10, 1.0) == pytest.approx(1.0)
     assert lr_at(55, 100, 10, 1.0) == pytest.approx(0.5)  # halfway through the cosine
     assert lr_at(100, 100, 10, 1.0, min_lr=0.1) == pytest.approx(0.1)
+
+
+def test_should_freeze_rule_by_hand():
+    # the rule fires only at the end of epoch t_freeze, and only when H has not collapsed below eps_h
+    assert should_freeze(0.30, epoch=10, t_freeze=10, eps_h=0.1) is True
+    assert should_freeze(0.10, epoch=10, t_freeze=10, eps_h=0.1) is True  # H == eps_h: not below, freeze
+    assert should_freeze(0.05, epoch=10, t_freeze=10, eps_h=0.1) is False  # collapsed: keep learning
+    assert should_freeze(0.30, epoch=9, t_freeze=10, eps_h=0.1) is False
+    assert should_freeze(0.30, epoch=11, t_freeze=10, eps_h=0.1) is False
+    assert should_freeze(math.log(2), epoch=1, t_freeze=1, eps_h=math.log(2)) is True
+
+
+def test_evaluate_does_not_import_the_trainer():
+    import subprocess
+    import sys
+    code = "import sys, autonorm.evaluate; sys.exit(1 if 'autonorm.train' in sys.modules else 0)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
 def test_freeze_when_entropy_high(image_data, tmp_path):

@@ -25,7 +25,7 @@ from .data import CORRUPTIONS, load_corruptions, load_processed
 from .device import resolve_device
 from .io_utils import read_json, write_json_atomic
 from .metrics import classification_metrics
-from .train import Task, load_trained_model, run_eval
+from .tasks import Task, load_trained_model, run_eval
 
 log = logging.getLogger("autonorm.evaluate")
 

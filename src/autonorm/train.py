@@ -15,191 +15,33 @@ import argparse
 import json
 import logging
 import math
-import os
 import random
 import sys
 import time
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from . import cost
+from .checkpoint import CHECKPOINT_FORMAT, rng_state, save_atomic, set_rng_state
 from .config import load_config, resolve_run_config
 from .data import load_processed
-from .data.augment import normalize_images, random_crop_flip
 from .device import resolve_device
 from .io_utils import write_json_atomic
 from .methods import get_method
-from .metrics import IGNORE_INDEX, VAL_METRIC, task_metrics
+from .metrics import VAL_METRIC
 from .models import build_model
-from .norms import freeze_selectors, gate_entropy, gated_norms
+from .norms import freeze_selectors, should_freeze
+from .optim import lr_at, make_optimizer
 from .provenance import config_hash, env_info
+from .tasks import Task, load_trained_model, mix_batch, run_eval  # noqa: F401  (re-exported for benchmarks)
 
 log = logging.getLogger("autonorm.train")
-
-CHECKPOINT_FORMAT = 1
 
 
 class TrainingDiverged(RuntimeError):
     pass
-
-
-# --------------------------------------------------------------------------- task adapter
-class Task:
-    """Everything task-specific: input preparation, training loss, outputs for metrics."""
-
-    def __init__(self, meta: dict, train_cfg: dict, device: torch.device):
-        self.meta, self.cfg, self.device = meta, train_cfg, device
-        self.kind = meta["task"]
-        if self.kind == "image_classification":
-            img = meta["image"]
-            self.mean = torch.tensor(img["mean"], device=device, dtype=torch.float32)
-            self.std = torch.tensor(img["std"], device=device, dtype=torch.float32)
-        if self.kind == "regression":
-            self.y_mean, self.y_std = float(meta["y_mean"]), float(meta["y_std"])
-
-    @property
-    def num_classes(self) -> int:
-        return self.meta.get("num_tags") or self.meta.get("num_classes") or 1
-
-    def inputs(self, x: torch.Tensor) -> torch.Tensor:
-        if self.kind == "image_classification":
-            return normalize_images(x, self.mean, self.std)
-        return x
-
-    def augment(self, x: torch.Tensor, y: torch.Tensor, gen: torch.Generator, rng: random.Random):
-        """Training-time augmentation on the device; returns inputs and (soft) targets."""
-        if self.kind != "image_classification":
-            return x, y
-        cfg = self.cfg
-        if cfg.get("crop_padding", 0) > 0 or cfg.get("flip", False):
-            x = random_crop_flip(x, cfg.get("crop_padding", 0), gen, flip=cfg.get("flip", False))
-        ls = cfg.get("label_smoothing", 0.0)
-        target = F.one_hot(y, self.num_classes).float() * (1.0 - ls) + ls / self.num_classes
-        return mix_batch(x, target, rng, cfg)
-
-    def loss(self, out: torch.Tensor, target: torch.Tensor, smoothing: float) -> torch.Tensor:
-        out = out.float()
-        if self.kind == "regression":
-            return F.mse_loss(out, (target - self.y_mean) / self.y_std)
-        if target.dtype.is_floating_point:  # soft targets from MixUp/CutMix (smoothing folded in)
-            return torch.sum(-target * F.log_softmax(out, dim=-1), dim=-1).mean()
-        return F.cross_entropy(out.reshape(-1, out.shape[-1]), target.reshape(-1),
-                               ignore_index=IGNORE_INDEX, label_smoothing=smoothing)
-
-    def outputs_for_metrics(self, out: torch.Tensor) -> torch.Tensor:
-        if self.kind == "regression":
-            return out.float() * self.y_std + self.y_mean
-        return out.float()
-
-
-def mix_batch(x: torch.Tensor, target: torch.Tensor, rng: random.Random, cfg: dict):
-    """MixUp or CutMix with the batch reversed as partner (no per-sample Python).
-
-    ``rng`` is a host-side ``random.Random`` so the draws are part of the
-    checkpointed state; one of the two is chosen with equal odds when both are on.
-    """
-    mixup_a, cutmix_a = cfg.get("mixup_alpha", 0.0), cfg.get("cutmix_alpha", 0.0)
-    if (mixup_a <= 0 and cutmix_a <= 0) or rng.random() >= cfg.get("mix_prob", 1.0):
-        return x, target
-    use_cutmix = cutmix_a > 0 and (mixup_a <= 0 or rng.random() < 0.5)
-    if use_cutmix:
-        lam = rng.betavariate(cutmix_a, cutmix_a)
-        h, w = x.shape[-2:]
-        cut = math.sqrt(1.0 - lam)
-        ch, cw = int(h * cut), int(w * cut)
-        cy, cx = rng.randrange(h), rng.randrange(w)
-        y1, y2 = max(cy - ch // 2, 0), min(cy + ch // 2, h)
-        x1, x2 = max(cx - cw // 2, 0), min(cx + cw // 2, w)
-        x = x.clone()
-        x[:, :, y1:y2, x1:x2] = x.flip(0)[:, :, y1:y2, x1:x2]
-        lam = 1.0 - (y2 - y1) * (x2 - x1) / float(h * w)
-    else:
-        lam = rng.betavariate(mixup_a, mixup_a)
-        x = lam * x + (1.0 - lam) * x.flip(0)
-    return x, lam * target + (1.0 - lam) * target.flip(0)
-
-
-# --------------------------------------------------------------------------- schedule
-def lr_at(step: int, total_steps: int, warmup_steps: int, base_lr: float, min_lr: float = 0.0) -> float:
-    """Linear warm-up to base_lr, then cosine decay to min_lr."""
-    if warmup_steps > 0 and step < warmup_steps:
-        return base_lr * (step + 1) / warmup_steps
-    progress = (step - warmup_steps) / max(total_steps - warmup_steps, 1)
-    progress = min(max(progress, 0.0), 1.0)
-    return min_lr + 0.5 * (base_lr - min_lr) * (1.0 + math.cos(math.pi * progress))
-
-
-def make_optimizer(model: nn.Module, cfg: dict) -> torch.optim.Optimizer:
-    """AdamW; biases, norm parameters, scalars, tokens and positions get no weight decay."""
-    decay, no_decay = [], []
-    for name, p in model.named_parameters():
-        (no_decay if p.dim() < 2 or "pos" in name or "cls" in name or ".norm" in name else decay).append(p)
-    groups = [{"params": decay, "weight_decay": cfg["weight_decay"]},
-              {"params": no_decay, "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=cfg["lr"], betas=tuple(cfg.get("betas", (0.9, 0.999))))
-
-
-# --------------------------------------------------------------------------- evaluation
-@torch.no_grad()
-def run_eval(model: nn.Module, task: Task, x: torch.Tensor, y: torch.Tensor, batch_size: int,
-             autocast: bool = False, gates: bool = False) -> tuple[float, dict, dict | None]:
-    """Loss, metrics and (optionally) per-selector gate diagnostics on one split."""
-    model.eval()
-    learned = {n: m for n, m in gated_norms(model).items() if hasattr(m, "selector")} if gates else {}
-    for m in learned.values():
-        m.record = True
-    sums = {n: {"h": 0.0, "w": 0.0} for n in learned}
-    outs, total_loss, count = [], 0.0, 0
-    try:
-        for i in range(0, x.shape[0], batch_size):
-            xb, yb = task.inputs(x[i:i + batch_size]), y[i:i + batch_size]
-            with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=autocast):
-                out = model(xb)
-            total_loss += float(task.loss(out, yb, 0.0)) * yb.shape[0]
-            count += yb.shape[0]
-            outs.append(task.outputs_for_metrics(out))
-            for n, m in learned.items():
-                w = m.last_weights.float()
-                sums[n]["h"] += float(gate_entropy(w).sum())
-                sums[n]["w"] += float(w[:, 0].sum())
-    finally:
-        for m in learned.values():
-            m.record, m.last_weights = False, None
-    metrics = task_metrics(task.kind, torch.cat(outs), y, task.meta)
-    gate_stats = None
-    if learned:
-        n_samples = x.shape[0]
-        ent = {n: s["h"] / n_samples for n, s in sums.items()}
-        wd = {n: s["w"] / n_samples for n, s in sums.items()}
-        gate_stats = {"entropy": ent, "w_dyt": wd, "mean_entropy": sum(ent.values()) / len(ent),
-                      "mean_w_dyt": sum(wd.values()) / len(wd)}
-    return total_loss / max(count, 1), metrics, gate_stats
-
-
-# --------------------------------------------------------------------------- checkpoint
-def _save_atomic(obj, path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
-
-
-def _rng_state(gen: torch.Generator, rng: random.Random) -> dict:
-    version, state, gauss = rng.getstate()
-    return {"torch": torch.get_rng_state(), "data": gen.get_state(),
-            "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
-            "py": [version, list(state), gauss]}
-
-
-def _set_rng_state(s: dict, gen: torch.Generator, rng: random.Random) -> None:
-    torch.set_rng_state(s["torch"])
-    gen.set_state(s["data"])
-    if s["cuda"] and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(s["cuda"])
-    version, state, gauss = s["py"]
-    rng.setstate((version, tuple(state), gauss))
 
 
 # --------------------------------------------------------------------------- the run
@@ -262,7 +104,7 @@ def train_run(cfg: dict, stop_after_epochs: int | None = None) -> dict | None:
             opt.load_state_dict(ckpt["optimizer"])
             history, freeze = ckpt["history"], ckpt["freeze"]
             start_epoch, step, train_time = ckpt["epoch"], ckpt["step"], ckpt["train_time_s"]
-            _set_rng_state(ckpt["rng"], gen, rng)
+            set_rng_state(ckpt["rng"], gen, rng)
             log.info("resumed from %s after epoch %d", ckpt_path, start_epoch)
         else:
             log.warning("ignoring checkpoint %s: it belongs to another config", ckpt_path)
@@ -306,8 +148,7 @@ def train_run(cfg: dict, stop_after_epochs: int | None = None) -> dict | None:
                                                 autocast, gates=True)
         if freeze_enabled and not freeze["froze"] and epoch == int(acfg["t_freeze"]) and gates:
             freeze["entropy_at_decision"] = gates["mean_entropy"]
-            # SPEC 1: freeze when the entropy has NOT collapsed below eps_H by T_freeze.
-            if gates["mean_entropy"] >= float(acfg["eps_h"]):
+            if should_freeze(gates["mean_entropy"], epoch, acfg["t_freeze"], acfg["eps_h"]):
                 freeze_selectors(model)
                 freeze.update(froze=True, epoch=epoch)
         epoch_time = time.time() - t0
@@ -320,9 +161,9 @@ def train_run(cfg: dict, stop_after_epochs: int | None = None) -> dict | None:
         log.info("epoch %d/%d loss %.4f val_%s %.4f%s%s (%.1fs)", epoch, epochs, train_loss, metric_name,
                  val_metrics[metric_name], gate_txt, " [selectors frozen]" if freeze["froze"] else "",
                  epoch_time)
-        _save_atomic({"format": CHECKPOINT_FORMAT, "config_hash": chash, "epoch": epoch, "step": step,
+        save_atomic({"format": CHECKPOINT_FORMAT, "config_hash": chash, "epoch": epoch, "step": step,
                       "train_time_s": train_time, "model": model.state_dict(), "optimizer": opt.state_dict(),
-                      "history": history, "freeze": freeze, "rng": _rng_state(gen, rng)}, ckpt_path)
+                      "history": history, "freeze": freeze, "rng": rng_state(gen, rng)}, ckpt_path)
         write_json_atomic(out_dir / "history.json", history)
         if stop_after_epochs is not None and epoch >= stop_after_epochs and epoch < epochs:
             log.info("stopping after epoch %d as asked (simulated preemption)", epoch)
@@ -352,20 +193,11 @@ def _finish(cfg, model, task, data, device, autocast, history, freeze, train_tim
                "status": "ok", "epochs": len(history), "test": test_metrics, "val": val_metrics,
                "cost": costs, "wall_time_s": time.time() - t_start}
     out_dir = Path(cfg["out_dir"])
-    _save_atomic(model.state_dict(), out_dir / "model.pt")
+    save_atomic(model.state_dict(), out_dir / "model.pt")
     write_json_atomic(out_dir / "freeze.json", freeze)
     write_json_atomic(out_dir / "metrics.json", metrics)  # last: its presence means the run is done
     log.info("test %s", json.dumps(test_metrics))
     return metrics
-
-
-def load_trained_model(run_dir: str | Path, meta: dict, device: torch.device) -> nn.Module:
-    """Rebuild a run's model from its config.json and model.pt (weights only)."""
-    run_dir = Path(run_dir)
-    cfg = json.loads((run_dir / "config.json").read_text())
-    model = build_model(meta, cfg["method"], cfg["model"], cfg.get("norm_options", {}))
-    model.load_state_dict(torch.load(run_dir / "model.pt", map_location="cpu", weights_only=True))
-    return model.to(device).eval()
 
 
 def main(argv: list[str] | None = None) -> int:

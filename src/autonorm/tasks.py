@@ -1,0 +1,138 @@
+"""What the trainer and the evaluator share: the task adapter, batch mixing,
+the eval loop, and rebuilding a trained model from its run folder."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .data.augment import normalize_images, random_crop_flip
+from .metrics import IGNORE_INDEX, task_metrics
+from .models import build_model
+from .norms import gate_entropy, gated_norms
+
+
+class Task:
+    """Everything task-specific: input preparation, training loss, outputs for metrics."""
+
+    def __init__(self, meta: dict, train_cfg: dict, device: torch.device):
+        self.meta, self.cfg, self.device = meta, train_cfg, device
+        self.kind = meta["task"]
+        if self.kind == "image_classification":
+            img = meta["image"]
+            self.mean = torch.tensor(img["mean"], device=device, dtype=torch.float32)
+            self.std = torch.tensor(img["std"], device=device, dtype=torch.float32)
+        if self.kind == "regression":
+            self.y_mean, self.y_std = float(meta["y_mean"]), float(meta["y_std"])
+
+    @property
+    def num_classes(self) -> int:
+        return self.meta.get("num_tags") or self.meta.get("num_classes") or 1
+
+    def inputs(self, x: torch.Tensor) -> torch.Tensor:
+        if self.kind == "image_classification":
+            return normalize_images(x, self.mean, self.std)
+        return x
+
+    def augment(self, x: torch.Tensor, y: torch.Tensor, gen: torch.Generator, rng: random.Random):
+        """Training-time augmentation on the device; returns inputs and (soft) targets."""
+        if self.kind != "image_classification":
+            return x, y
+        cfg = self.cfg
+        if cfg.get("crop_padding", 0) > 0 or cfg.get("flip", False):
+            x = random_crop_flip(x, cfg.get("crop_padding", 0), gen, flip=cfg.get("flip", False))
+        ls = cfg.get("label_smoothing", 0.0)
+        target = F.one_hot(y, self.num_classes).float() * (1.0 - ls) + ls / self.num_classes
+        return mix_batch(x, target, rng, cfg)
+
+    def loss(self, out: torch.Tensor, target: torch.Tensor, smoothing: float) -> torch.Tensor:
+        out = out.float()
+        if self.kind == "regression":
+            return F.mse_loss(out, (target - self.y_mean) / self.y_std)
+        if target.dtype.is_floating_point:  # soft targets from MixUp/CutMix (smoothing folded in)
+            return torch.sum(-target * F.log_softmax(out, dim=-1), dim=-1).mean()
+        return F.cross_entropy(out.reshape(-1, out.shape[-1]), target.reshape(-1),
+                               ignore_index=IGNORE_INDEX, label_smoothing=smoothing)
+
+    def outputs_for_metrics(self, out: torch.Tensor) -> torch.Tensor:
+        if self.kind == "regression":
+            return out.float() * self.y_std + self.y_mean
+        return out.float()
+
+
+def mix_batch(x: torch.Tensor, target: torch.Tensor, rng: random.Random, cfg: dict):
+    """MixUp or CutMix with the batch reversed as partner (no per-sample Python).
+
+    ``rng`` is a host-side ``random.Random`` so the draws are part of the
+    checkpointed state; one of the two is chosen with equal odds when both are on.
+    """
+    mixup_a, cutmix_a = cfg.get("mixup_alpha", 0.0), cfg.get("cutmix_alpha", 0.0)
+    if (mixup_a <= 0 and cutmix_a <= 0) or rng.random() >= cfg.get("mix_prob", 1.0):
+        return x, target
+    use_cutmix = cutmix_a > 0 and (mixup_a <= 0 or rng.random() < 0.5)
+    if use_cutmix:
+        lam = rng.betavariate(cutmix_a, cutmix_a)
+        h, w = x.shape[-2:]
+        cut = math.sqrt(1.0 - lam)
+        ch, cw = int(h * cut), int(w * cut)
+        cy, cx = rng.randrange(h), rng.randrange(w)
+        y1, y2 = max(cy - ch // 2, 0), min(cy + ch // 2, h)
+        x1, x2 = max(cx - cw // 2, 0), min(cx + cw // 2, w)
+        x = x.clone()
+        x[:, :, y1:y2, x1:x2] = x.flip(0)[:, :, y1:y2, x1:x2]
+        lam = 1.0 - (y2 - y1) * (x2 - x1) / float(h * w)
+    else:
+        lam = rng.betavariate(mixup_a, mixup_a)
+        x = lam * x + (1.0 - lam) * x.flip(0)
+    return x, lam * target + (1.0 - lam) * target.flip(0)
+
+
+@torch.no_grad()
+def run_eval(model: nn.Module, task: Task, x: torch.Tensor, y: torch.Tensor, batch_size: int,
+             autocast: bool = False, gates: bool = False) -> tuple[float, dict, dict | None]:
+    """Loss, metrics and (optionally) per-selector gate diagnostics on one split."""
+    model.eval()
+    learned = {n: m for n, m in gated_norms(model).items() if hasattr(m, "selector")} if gates else {}
+    for m in learned.values():
+        m.record = True
+    sums = {n: {"h": 0.0, "w": 0.0} for n in learned}
+    outs, total_loss, count = [], 0.0, 0
+    try:
+        for i in range(0, x.shape[0], batch_size):
+            xb, yb = task.inputs(x[i:i + batch_size]), y[i:i + batch_size]
+            with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=autocast):
+                out = model(xb)
+            total_loss += float(task.loss(out, yb, 0.0)) * yb.shape[0]
+            count += yb.shape[0]
+            outs.append(task.outputs_for_metrics(out))
+            for n, m in learned.items():
+                w = m.last_weights.float()
+                sums[n]["h"] += float(gate_entropy(w).sum())
+                sums[n]["w"] += float(w[:, 0].sum())
+    finally:
+        for m in learned.values():
+            m.record, m.last_weights = False, None
+    metrics = task_metrics(task.kind, torch.cat(outs), y, task.meta)
+    gate_stats = None
+    if learned:
+        n_samples = x.shape[0]
+        ent = {n: s["h"] / n_samples for n, s in sums.items()}
+        wd = {n: s["w"] / n_samples for n, s in sums.items()}
+        gate_stats = {"entropy": ent, "w_dyt": wd, "mean_entropy": sum(ent.values()) / len(ent),
+                      "mean_w_dyt": sum(wd.values()) / len(wd)}
+    return total_loss / max(count, 1), metrics, gate_stats
+
+
+def load_trained_model(run_dir: str | Path, meta: dict, device: torch.device) -> nn.Module:
+    """Rebuild a run's model from its config.json and model.pt (weights only)."""
+    run_dir = Path(run_dir)
+    cfg = json.loads((run_dir / "config.json").read_text())
+    model = build_model(meta, cfg["method"], cfg["model"], cfg.get("norm_options", {}))
+    model.load_state_dict(torch.load(run_dir / "model.pt", map_location="cpu", weights_only=True))
+    return model.to(device).eval()
