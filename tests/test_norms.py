@@ -160,3 +160,59 @@ def test_freeze_selectors_counts_and_stops_grads():
     for m in model[:2]:
         assert all(p.grad is None for p in m.selector.parameters())
         assert m.dyt.weight.grad is not None
+
+
+# --------------------------------------------------------------------------- ablation options
+def test_linear_selector_is_one_affine_map():
+    sel = NormSelector(4, 2, capacity="linear").eval()
+    assert [type(m) for m in sel.mlp] == [torch.nn.Linear]
+    assert sum(p.numel() for p in sel.parameters()) == 4 * 2 + 2
+    with torch.no_grad():
+        sel.mlp[0].weight.copy_(torch.tensor([[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, 0.0]]))
+        sel.mlp[0].bias.copy_(torch.tensor([0.0, 0.5]))
+    # token-mean of the two tokens = [1, 1, *, *]; logits = [1, 1.5]; / tau 0.5 = [2, 3]
+    x = torch.tensor([[[0.0, 2.0, 5.0, 5.0], [2.0, 0.0, -5.0, 1.0]]])
+    e = math.exp(1.0)
+    torch.testing.assert_close(sel(x), torch.tensor([[1 / (1 + e), e / (1 + e)]]))
+    with pytest.raises(ValueError, match="selector capacity"):
+        NormSelector(4, capacity="deep")
+
+
+def test_autonorm_passes_selector_options_and_keeps_default_keys():
+    m = AutoNorm(8, selector="linear", hard=True)
+    assert m.selector.capacity == "linear" and m.selector.hard
+    assert list(m.selector.state_dict()) == ["mlp.0.weight", "mlp.0.bias"]
+    m3 = build_norm("autonorm3", 8, selector="linear", hard=True)
+    assert m3.selector.mlp[0].out_features == 3 and m3.selector.hard
+    d = AutoNorm(8)
+    assert d.selector.capacity == "mlp" and not d.selector.hard
+
+
+def test_hard_selector_eval_is_straight_through_one_hot():
+    sel = NormSelector(6, 2, tau=0.5, hard=True).eval()
+    _set_selector_bias(sel, [0.0, 0.5 * math.log(3.0)])  # soft weights [1/4, 3/4]
+    x = torch.randn(2, 3, 6)
+    bias = sel.mlp[2].bias
+    w = sel(x)
+    assert torch.equal(w, torch.tensor([[0.0, 1.0]] * 2))
+    # backward goes through the soft weights: d s_1 / d b_1 = (1/tau) s_1 (1 - s_1) = 2 * 3/4 * 1/4
+    w[:, 1].sum().backward()
+    torch.testing.assert_close(bias.grad, torch.tensor([-0.375, 0.375]) * 2)
+
+
+def test_hard_gumbel_in_training_is_one_hot_of_the_soft_sample():
+    torch.manual_seed(0)
+    soft_sel = NormSelector(8, 3, tau=0.5).train()
+    hard_sel = NormSelector(8, 3, tau=0.5, hard=True).train()
+    hard_sel.load_state_dict(soft_sel.state_dict())
+    x = torch.randn(5, 4, 8)
+    torch.manual_seed(3)
+    soft = soft_sel(x)
+    torch.manual_seed(3)  # the same Gumbel noise
+    hard = hard_sel(x)
+    assert torch.equal(hard.detach(), torch.nn.functional.one_hot(soft.argmax(-1), 3).float())
+    # straight-through: the gradient is the soft sample's
+    g = torch.randn(5, 3)
+    ga = torch.autograd.grad((soft * g).sum(), soft_sel.mlp[2].bias)[0]
+    gb = torch.autograd.grad((hard * g).sum(), hard_sel.mlp[2].bias)[0]
+    torch.testing.assert_close(ga, gb)

@@ -3,7 +3,7 @@
 Every backbone builds its norms with ``build_norm(name, dim, **options)`` so that
 swapping LayerNorm for AutoNorm is one argument (the timm discipline).
 
-Formulas follow ../shared/SPEC.md section 1-2:
+The formulas (the paper's, with its open choices made explicit):
     DyT(x)      = gamma * tanh(alpha * x) + beta          alpha init 0.5
     AutoNorm(x) = w_DyT(x) * DyT(x) + w_LN(x) * LN(x)      w from a NormSelector
     AdaNorm(x)  = C * (1 - k*y) * y,  y = (x - mean)/(std + eps), (1 - k*y) detached
@@ -38,9 +38,19 @@ def build_norm(name: str, dim: int, **options) -> nn.Module:
     return NORM_REGISTRY[name](dim, **options)
 
 
-def token_mean(x: torch.Tensor) -> torch.Tensor:
-    """Mean over tokens: (B, T, d) -> (B, d); (B, d) inputs pass through."""
-    return x.mean(dim=1) if x.dim() == 3 else x
+def token_mean(x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    """Mean over tokens: (B, T, d) -> (B, d); (B, d) inputs pass through.
+
+    ``mask`` (B, T), True on real tokens, restricts the mean to real tokens, so a
+    sentence's gate does not depend on how much padding follows it. A row with no
+    real token gives zeros. Without a mask (vision, tabular) every token counts.
+    """
+    if x.dim() != 3:
+        return x
+    if mask is None:
+        return x.mean(dim=1)
+    m = mask.to(x.dtype).unsqueeze(-1)  # (B, T, 1)
+    return (x * m).sum(dim=1) / m.sum(dim=1).clamp_min(1.0)
 
 
 def gate_entropy(w: torch.Tensor, eps: float = 1e-12) -> torch.Tensor:
@@ -217,6 +227,9 @@ class LayerNorm(nn.LayerNorm):
     def __init__(self, dim: int, eps: float = 1e-5, **_):
         super().__init__(dim, eps=eps)
 
+    def forward(self, x, mask=None):  # per token: padding cannot leak in, so the mask is unused
+        return super().forward(x)
+
 
 @register_norm("rms")
 class RMSNorm(nn.Module):
@@ -225,7 +238,7 @@ class RMSNorm(nn.Module):
         self.eps = eps
         self.weight = nn.Parameter(torch.ones(dim))
 
-    def forward(self, x):
+    def forward(self, x, mask=None):  # per token: the mask is unused
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
 
 
@@ -239,7 +252,7 @@ class DyT(nn.Module):
         self.weight = nn.Parameter(torch.ones(dim))  # gamma
         self.bias = nn.Parameter(torch.zeros(dim))  # beta
 
-    def forward(self, x):
+    def forward(self, x, mask=None):  # per token: the mask is unused
         if _use_fast_paths():  # the same math in fewer passes (see dyt_forward)
             return dyt_forward(x, self.alpha, self.weight, self.bias)
         return self.weight * torch.tanh(self.alpha * x) + self.bias
@@ -253,7 +266,7 @@ class AdaNorm(nn.Module):
         super().__init__()
         self.k, self.scale, self.eps = k, scale, eps
 
-    def forward(self, x):
+    def forward(self, x, mask=None):  # per token: the mask is unused
         mean = x.mean(-1, keepdim=True)
         std = x.std(-1, keepdim=True, unbiased=False)
         y = (x - mean) / (std + self.eps)
@@ -264,7 +277,8 @@ class AdaNorm(nn.Module):
 class FiLMNorm(nn.Module):
     """LN modulated by its own token-mean: LN(x) * (1 + gamma(c)) + beta(c).
 
-    The projection is zero-initialised, so at init FiLM is exactly LN.
+    The projection is zero-initialised, so at init FiLM is exactly LN. ``c`` is the
+    mean over real tokens when a padding mask is given.
     """
 
     def __init__(self, dim: int, eps: float = 1e-5, **_):
@@ -274,11 +288,14 @@ class FiLMNorm(nn.Module):
         nn.init.zeros_(self.film.weight)
         nn.init.zeros_(self.film.bias)
 
-    def forward(self, x):
-        gamma, beta = self.film(token_mean(x)).chunk(2, dim=-1)
+    def forward(self, x, mask=None):
+        gamma, beta = self.film(token_mean(x, mask)).chunk(2, dim=-1)
         if x.dim() == 3:
             gamma, beta = gamma.unsqueeze(1), beta.unsqueeze(1)
         return self.ln(x) * (1.0 + gamma) + beta
+
+
+SELECTOR_CAPACITIES = ("mlp", "linear")
 
 
 class NormSelector(nn.Module):
@@ -286,26 +303,41 @@ class NormSelector(nn.Module):
 
     Training: soft Gumbel-Softmax with fixed temperature tau. Evaluation (or a
     frozen selector with ``drop_noise_when_frozen``): softmax(logits / tau).
+
+    Options for the paper's ablations:
+    ``capacity="linear"`` replaces the MLP by one ``Linear(d, n)``; ``hard=True``
+    uses the straight-through Gumbel-Softmax in training (forward one-hot, backward
+    through the soft weights) and, without noise, the one-hot of the argmax with the
+    same straight-through gradient (ours: a hard-trained gate never saw soft mixes).
     """
 
     def __init__(self, dim: int, num_choices: int = 2, tau: float = 0.5,
-                 drop_noise_when_frozen: bool = True):
+                 drop_noise_when_frozen: bool = True, capacity: str = "mlp", hard: bool = False):
         super().__init__()
-        hidden = max(dim // 2, 1)
-        self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, num_choices))
+        if capacity not in SELECTOR_CAPACITIES:
+            raise ValueError(f"selector capacity must be one of {SELECTOR_CAPACITIES}, got {capacity!r}")
+        if capacity == "mlp":
+            hidden = max(dim // 2, 1)
+            self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, num_choices))
+        else:  # kept in a Sequential under the same name, so code reading mlp[-1] works for both
+            self.mlp = nn.Sequential(nn.Linear(dim, num_choices))
+        self.capacity, self.hard = capacity, bool(hard)
         self.tau = tau
         self.drop_noise_when_frozen = drop_noise_when_frozen
         self.frozen = False
 
-    def logits(self, x: torch.Tensor) -> torch.Tensor:
-        return self.mlp(token_mean(x))
+    def logits(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        return self.mlp(token_mean(x, mask))
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        logits = self.logits(x)
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        logits = self.logits(x, mask)
         noisy = self.training and not (self.frozen and self.drop_noise_when_frozen)
         if noisy:
-            return F.gumbel_softmax(logits, tau=self.tau, hard=False, dim=-1)
-        return torch.softmax(logits / self.tau, dim=-1)
+            return F.gumbel_softmax(logits, tau=self.tau, hard=self.hard, dim=-1)
+        soft = torch.softmax(logits / self.tau, dim=-1)
+        if self.hard:
+            return straight_through_one_hot(soft)
+        return soft
 
     def freeze(self) -> None:
         """Stop learning: no gradients, so AdamW applies neither update nor decay."""
@@ -313,6 +345,14 @@ class NormSelector(nn.Module):
         for p in self.parameters():
             p.requires_grad_(False)
             p.grad = None
+
+
+def straight_through_one_hot(soft: torch.Tensor) -> torch.Tensor:
+    """One-hot of the argmax in the forward pass, the gradient of ``soft`` in the backward pass
+    (the straight-through estimator, as ``F.gumbel_softmax(hard=True)`` builds it)."""
+    index = soft.argmax(dim=-1, keepdim=True)
+    hard = torch.zeros_like(soft).scatter_(-1, index, 1.0)
+    return hard - soft.detach() + soft
 
 
 class GatedNorm(nn.Module):
@@ -333,14 +373,15 @@ class GatedNorm(nn.Module):
         self.record = False
         self.last_weights: torch.Tensor | None = None
 
-    def weights(self, x: torch.Tensor) -> torch.Tensor:  # (B, n_choices)
+    def weights(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:  # (B, n_choices)
         raise NotImplementedError
 
     def candidates(self, x: torch.Tensor) -> list[torch.Tensor]:
         raise NotImplementedError
 
-    def forward(self, x):
-        w = self.weights(x)
+    def forward(self, x, mask=None):
+        """``mask`` (B, T), True on real tokens: the gate reads the mean over real tokens only."""
+        w = self.weights(x, mask)
         if self.record:
             self.last_weights = w.detach()
         if self.fused_dyt_ln and _use_fast_paths():
@@ -361,14 +402,15 @@ class AutoNorm(GatedNorm):
     fused_dyt_ln = True
 
     def __init__(self, dim: int, tau: float = 0.5, alpha_init: float = 0.5,
-                 drop_noise_when_frozen: bool = True, **_):
+                 drop_noise_when_frozen: bool = True, selector: str = "mlp", hard: bool = False, **_):
         super().__init__()
         self.dyt = DyT(dim, alpha_init=alpha_init)
         self.ln = nn.LayerNorm(dim)
-        self.selector = NormSelector(dim, 2, tau=tau, drop_noise_when_frozen=drop_noise_when_frozen)
+        self.selector = NormSelector(dim, 2, tau=tau, drop_noise_when_frozen=drop_noise_when_frozen,
+                                     capacity=selector, hard=hard)
 
-    def weights(self, x):
-        return self.selector(x)
+    def weights(self, x, mask=None):
+        return self.selector(x, mask)
 
     def candidates(self, x):
         return [self.dyt(x), self.ln(x)]
@@ -382,10 +424,11 @@ class AutoNorm3(AutoNorm):
     fused_dyt_ln = False
 
     def __init__(self, dim: int, tau: float = 0.5, alpha_init: float = 0.5,
-                 drop_noise_when_frozen: bool = True, **_):
+                 drop_noise_when_frozen: bool = True, selector: str = "mlp", hard: bool = False, **_):
         super().__init__(dim, tau=tau, alpha_init=alpha_init)
         self.rms = RMSNorm(dim)
-        self.selector = NormSelector(dim, 3, tau=tau, drop_noise_when_frozen=drop_noise_when_frozen)
+        self.selector = NormSelector(dim, 3, tau=tau, drop_noise_when_frozen=drop_noise_when_frozen,
+                                     capacity=selector, hard=hard)
 
     def candidates(self, x):
         return [self.dyt(x), self.ln(x), self.rms(x)]
@@ -403,7 +446,7 @@ class RandomSelectorNorm(GatedNorm):
         self.dyt = DyT(dim, alpha_init=alpha_init)
         self.ln = nn.LayerNorm(dim)
 
-    def weights(self, x):
+    def weights(self, x, mask=None):  # draws no token-mean: the mask is unused
         b = x.shape[0]
         if self.training:
             w_dyt = torch.rand(b, device=x.device, dtype=x.dtype)

@@ -2,6 +2,8 @@
 
 Both norms of a block come from ``build_norm(norm_name, dim)``; each gets a
 ``selector_name`` ("block{i}.attn" / "block{i}.mlp") used by the gate diagnostics.
+The key padding mask (True = real token; None for vision and tabular) goes to the
+attention and to both norms, so gates that read a token-mean see real tokens only.
 """
 
 from __future__ import annotations
@@ -86,8 +88,9 @@ class Block(nn.Module):
         self.drop_path = DropPath(drop_path)
 
     def forward(self, x, key_padding_mask=None):
-        x = x + self.drop_path(self.ls1(self.attn(self.norm1(x), key_padding_mask)))
-        return x + self.drop_path(self.ls2(self.mlp(self.norm2(x))))
+        h = self.norm1(x, mask=key_padding_mask)
+        x = x + self.drop_path(self.ls1(self.attn(h, key_padding_mask)))
+        return x + self.drop_path(self.ls2(self.mlp(self.norm2(x, mask=key_padding_mask))))
 
 
 class Encoder(nn.Module):

@@ -1,0 +1,106 @@
+"""Padding-aware gates: a sentence's outputs do not depend on how much padding follows it.
+
+Every norm that reads a token-mean (NormSelector, FiLM, AutoNorm-3) averages over real
+tokens only; the text encoder passes its key padding mask down to them.
+"""
+
+import pytest
+import torch
+
+from autonorm import norms
+from autonorm.methods import METHODS
+from autonorm.models import build_model
+from autonorm.norms import FiLMNorm, NormSelector, token_mean
+
+MAX_LEN = 40
+MODEL = {"dim": 16, "depth": 2, "heads": 2, "mlp_ratio": 2.0, "mlp_hidden": [16], "drop_path": 0.1,
+         "dropout": 0.1}
+
+
+def _meta(task):
+    base = {"task": task, "vocab_size": 30, "pad_id": 0, "max_len": MAX_LEN}
+    return {**base, "num_tags": 5} if task == "token_classification" else {**base, "num_classes": 3}
+
+
+def _perturbed_model(task, method, pooling="mean"):
+    """Eval-mode float64 model with every parameter moved off its init (FiLM's zero projection
+    included). Float64, so that 1e-6 tests the padding and not float32 rounding of the attention
+    sums over 10 vs 40 keys (~2e-6 in float32 for every method, LN included)."""
+    torch.manual_seed(0)
+    model = build_model(_meta(task), method, {**MODEL, "pooling": pooling}, {"tau": 0.5})
+    g = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.5 * torch.randn(p.shape, generator=g))
+    return model.double().eval()
+
+
+def _padded(sentences, length):
+    x = torch.zeros(len(sentences), length, dtype=torch.long)
+    for i, s in enumerate(sentences):
+        x[i, :len(s)] = torch.tensor(s)
+    return x
+
+
+SENTENCES = [[5, 9, 2, 17, 3, 11, 8], [4, 4, 21], [7, 1, 29, 13, 6, 2, 2, 9, 10]]
+
+
+def _outputs(model, task, length):
+    with torch.no_grad():
+        out = model(_padded(SENTENCES, length))
+    if task == "token_classification":  # real positions only: padded positions are never scored
+        return [out[i, :len(s)] for i, s in enumerate(SENTENCES)]
+    return [out[i] for i in range(len(SENTENCES))]
+
+
+CASES = [("token_classification", m, "mean") for m in sorted(METHODS)] + \
+        [("sequence_classification", m, "mean") for m in sorted(METHODS)] + \
+        [("sequence_classification", m, "cls") for m in ("autonorm", "film", "autonorm3")]
+
+
+@pytest.mark.parametrize("task,method,pooling", CASES)
+def test_outputs_do_not_depend_on_padding_length(task, method, pooling):
+    model = _perturbed_model(task, method, pooling)
+    short, long = _outputs(model, task, 10), _outputs(model, task, MAX_LEN)
+    for a, b in zip(short, long):
+        torch.testing.assert_close(a, b, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("method", ["autonorm", "autonorm_s", "film", "autonorm3"])
+def test_unmasked_token_mean_would_leak_padding(method, monkeypatch):
+    """The test above has teeth: with the mask ignored, the same sentences give other outputs."""
+    model = _perturbed_model("sequence_classification", method)
+    plain = token_mean
+    monkeypatch.setattr(norms, "token_mean", lambda x, mask=None: plain(x))
+    short, long = _outputs(model, "sequence_classification", 10), _outputs(model, "sequence_classification",
+                                                                           MAX_LEN)
+    assert max(float((a - b).abs().max()) for a, b in zip(short, long)) > 1e-4
+
+
+def test_masked_token_mean_by_hand():
+    x = torch.tensor([[[1.0, 2.0], [3.0, 6.0], [100.0, -100.0]],
+                      [[2.0, 0.0], [4.0, 4.0], [6.0, 8.0]],
+                      [[9.0, 9.0], [9.0, 9.0], [9.0, 9.0]]])
+    mask = torch.tensor([[True, True, False], [True, True, True], [False, False, False]])
+    # row 0: (1+3)/2, (2+6)/2; row 1: (2+4+6)/3, (0+4+8)/3; row 2: no real token -> zeros
+    expected = torch.tensor([[2.0, 4.0], [4.0, 4.0], [0.0, 0.0]])
+    torch.testing.assert_close(token_mean(x, mask), expected)
+    torch.testing.assert_close(token_mean(x), x.mean(1))  # no mask: every token counts
+    flat = torch.randn(3, 2)
+    assert token_mean(flat, mask) is flat  # pooled (B, d) inputs pass through
+
+
+def test_selector_and_film_read_real_tokens_only():
+    torch.manual_seed(0)
+    x = torch.randn(2, 5, 8)
+    mask = torch.tensor([[True, True, True, False, False], [True, True, True, True, True]])
+    sel = NormSelector(8).eval()
+    torch.testing.assert_close(sel.logits(x, mask)[0], sel.mlp(x[0, :3].mean(0)))
+    torch.testing.assert_close(sel.logits(x, mask)[1], sel.mlp(x[1].mean(0)))
+    film = FiLMNorm(8)
+    with torch.no_grad():
+        film.film.weight.normal_()
+        film.film.bias.normal_()
+    gamma, beta = film.film(x[0, :3].mean(0)).chunk(2)
+    expected = torch.nn.functional.layer_norm(x[0], (8,)) * (1 + gamma) + beta
+    torch.testing.assert_close(film(x, mask=mask)[0], expected)
