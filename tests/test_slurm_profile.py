@@ -5,8 +5,12 @@ SLURM or runs Snakemake.
 """
 
 import importlib.util
+import os
 import re
+import shutil
 import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -116,3 +120,89 @@ def test_plugin_option_names_exist():
 def test_ci_script_is_valid_bash():
     assert CI_SCRIPT.stat().st_mode & 0o111, "run_slurm_test.sh not executable"
     subprocess.run(["bash", "-n", str(CI_SCRIPT)], check=True)
+
+
+# ---- `snakemake --profile slurm` after `autonorm-install-profile slurm` --------------------------
+
+def _home_env(home: Path) -> dict:
+    """The environment of a user whose home is ``home`` (no XDG override, so ~/.config is used)."""
+    env = {k: v for k, v in os.environ.items() if k != "XDG_CONFIG_HOME"}
+    env.update(HOME=str(home), PYTHONUNBUFFERED="1")
+    return env
+
+
+def _install(env, *args, check=True):
+    p = subprocess.run([sys.executable, "-m", "autonorm.profile_install", *args], env=env,
+                       capture_output=True, text=True, timeout=60)
+    if check:
+        assert p.returncode == 0, p.stdout + p.stderr
+    return p
+
+
+def test_installer_is_a_console_script():
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["autonorm-install-profile"] == "autonorm.profile_install:main"
+
+
+def test_profile_slurm_by_name_after_install(tmp_path):
+    pytest.importorskip("snakemake")
+    pytest.importorskip("snakemake_executor_plugin_slurm")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = _home_env(home)
+    work = tmp_path / "repo"
+    work.mkdir()
+    for name in ["Snakefile", "config.yaml", "workflow", "profiles", "envs"]:
+        src = ROOT / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, work / name)
+    cmd = ["snakemake", "all", "--profile", "slurm", "-n",
+           "--config", f"results_dir={tmp_path}/results", f"raw_dir={tmp_path}/raw"]
+
+    before = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=300)
+    assert before.returncode != 0 and "profile" in (before.stdout + before.stderr).lower(), \
+        "without the installed profile `--profile slurm` should fail (is ./slurm or /etc/xdg/snakemake/slurm present?)"
+
+    out = _install(env, "slurm").stdout
+    dest = home / ".config" / "snakemake" / "slurm"
+    assert str(dest) in out
+    assert (dest / "config.yaml").read_text() == PROFILE.read_text()
+
+    after = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=300)
+    log = after.stdout + after.stderr
+    assert after.returncode == 0, log[-6000:]
+    # the profile found by name, and the workflow profile profiles/default, both applied
+    assert "Using profiles slurm and workflow specific profile profiles/default" in log, log[:2000]
+    assert re.search(r"^train\s+\d+$", log, re.M), log[-3000:]
+    # the profile's settings took effect: group-components packed several runs into each group job
+    # (without the profile every train/evaluate pair is a group job of its own)
+    groups = log.count("Group job small")
+    grouped_evaluations = len(re.findall(r"^    rule evaluate:", log, re.M))
+    assert 1 <= groups < grouped_evaluations, (groups, grouped_evaluations)
+
+
+def test_install_profile_keeps_user_edits_unless_forced(tmp_path):
+    home = tmp_path / "home"
+    env = _home_env(home)
+    dest = home / ".config" / "snakemake" / "slurm"
+    _install(env, "slurm")
+    assert "already installed" in _install(env, "slurm").stdout  # identical copy: nothing to do
+
+    edited = (dest / "config.yaml").read_text() + "\n# my partition\n"
+    (dest / "config.yaml").write_text(edited)
+    refused = _install(env, "slurm", check=False)
+    assert refused.returncode == 2 and "--force" in refused.stderr
+    assert (dest / "config.yaml").read_text() == edited
+
+    _install(env, "slurm", "--force")
+    assert (dest / "config.yaml").read_text() == PROFILE.read_text()
+    assert (dest.parent / "slurm.bak" / "config.yaml").read_text() == edited
+    assert sorted(p.name for p in dest.parent.iterdir()) == ["slurm", "slurm.bak"]  # no staging left
+
+
+@pytest.mark.parametrize("name", ["default", "nosuch", "../slurm"])
+def test_install_profile_rejects_unknown_names(tmp_path, name):
+    p = _install(_home_env(tmp_path), name, check=False)
+    assert p.returncode == 2, p.stdout
+    assert name in p.stderr
+    assert not (tmp_path / ".config" / "snakemake").exists() or \
+        not any((tmp_path / ".config" / "snakemake").iterdir())
