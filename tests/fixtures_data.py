@@ -31,12 +31,39 @@ def sha256(path) -> str:
 
 
 def patch_checksums(monkeypatch, dataset: str, raw_dir) -> None:
-    """Expected checksums := those of the fixture files that exist (others unchanged)."""
+    """Expected checksums := those of the fixture files that exist (others unchanged).
+
+    Also the content-level references: uncompressed IDX MD5s, and the canonical
+    content hashes (SST-2 rows, treebank manifest, Energy table) of the fixtures.
+    """
+    from autonorm.data import integrity
+    root = Path(raw_dir) / dataset
     new = {}
-    for rel, (algo, want) in registry.CHECKSUMS[dataset].items():
-        p = Path(raw_dir) / dataset / rel
+    for rel, (algo, want) in registry.CHECKSUMS.get(dataset, {}).items():
+        p = root / rel
         new[rel] = (algo, hashlib.new(algo, p.read_bytes()).hexdigest()) if p.is_file() else (algo, want)
     monkeypatch.setitem(registry.CHECKSUMS, dataset, new)
+    if dataset in registry.IDX_MD5:
+        folder = {"mnist": "MNIST", "fashion_mnist": "FashionMNIST"}[dataset]
+        idx = {}
+        for base, want in registry.IDX_MD5[dataset].items():
+            plain, gz = root / folder / "raw" / base, root / folder / "raw" / (base + ".gz")
+            data = plain.read_bytes() if plain.is_file() else gzip.decompress(gz.read_bytes()) if gz.is_file() else None
+            idx[base] = hashlib.md5(data).hexdigest() if data is not None else want
+        monkeypatch.setitem(registry.IDX_MD5, dataset, idx)
+    content = dict(registry.CONTENT_SHA256.get(dataset, {}))
+    if dataset == "sst2":
+        for split, rows in (("train", SST_TRAIN), ("validation", SST_DEV)):
+            content[split] = integrity.rows_sha256(rows)
+    if dataset == "ptb_pos":
+        d = root / "nltk_data" / "corpora" / "treebank" / "combined"
+        if d.is_dir():
+            content["combined"] = integrity.manifest_sha256((f.name, sha256(f)) for f in d.glob("wsj_*.mrg"))
+    if dataset == "energy_efficiency":
+        content["table"] = integrity.table_sha256(energy_frame(40)[[f"X{i}" for i in range(1, 9)] + ["Y1", "Y2"]]
+                                                  .to_numpy(float))
+    if content:
+        monkeypatch.setitem(registry.CONTENT_SHA256, dataset, content)
 
 
 # ------------------------------------------------------------------ MNIST / Fashion-MNIST (IDX)

@@ -114,3 +114,28 @@ def test_cifar10_falls_back_to_generation_when_unavailable(tmp_path, monkeypatch
     src, _, _ = _source(tmp_path, 3, "cifar10")
     meta = corruption_sets.build_corruption_set(src, tmp_path / "raw", tmp_path / "c", allow_download=False)
     assert meta["generated"] is True and "not in" in meta["why_generated"]
+
+
+def test_generate_decision_is_revisited_not_frozen(tmp_path, monkeypatch):
+    """Offline: download writes a 'generate' marker (exit 0); once the official release is placed,
+    planned_source says 'official' and the next build uses it (the marker does not freeze the choice)."""
+    import json
+    from autonorm.data import integrity
+    monkeypatch.setattr(integrity, "host_reachable", lambda *a, **k: False)
+    monkeypatch.setattr(corruption_sets, "host_reachable", lambda *a, **k: False)
+    monkeypatch.setattr(corruption_sets, "OFFICIAL_N", 4)
+    raw = tmp_path / "raw"
+    assert corruption_sets.planned_source("cifar10c", raw) == "generated"
+    assert corruption_sets.planned_source("smoke_shapes32_c", raw) == "generated"
+    assert main(["download", "--dataset", "cifar10c", "--raw-dir", str(raw)]) == 0
+    marker = json.loads((raw / "cifar10c" / ".complete").read_text())
+    assert marker["decision"] == "generate" and "no network" in marker["why"]
+    src, _, _ = _source(tmp_path, 4, "cifar10")
+    meta = corruption_sets.build_corruption_set(src, raw, tmp_path / "c", allow_download=False)
+    assert meta["generated"] is True and meta["used"] == "generated"
+    _fake_official(raw, 4)  # the official release appears later
+    assert corruption_sets.planned_source("cifar10c", raw) == "official"
+    meta = corruption_sets.build_corruption_set(src, raw, tmp_path / "c", allow_download=False)
+    assert meta["generated"] is False and meta["used"] == "official"
+    assert main(["download", "--dataset", "cifar10c", "--raw-dir", str(raw)]) == 0
+    assert json.loads((raw / "cifar10c" / ".complete").read_text())["decision"] == "official"

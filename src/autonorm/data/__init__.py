@@ -1,12 +1,12 @@
 """Data layer of autonorm-repro: download, verify, preprocess and load the datasets.
 
-Public API (contracts.md): ``load_processed``, ``ProcessedDataset``,
+Public API (formats in docs/data.md): ``load_processed``, ``ProcessedDataset``,
 ``load_corruptions``, ``DATASETS`` (name -> DatasetSpec with family/task/standin),
 ``CORRUPTIONS`` (the 15 CIFAR-10-C names); CLI ``autonorm-data``
 (``autonorm.data.cli:main``).  Heavy modules (torchvision, datasets, nltk) are
 imported lazily by the functions that need them.
 """
-from .errors import DataCorruptError, DataError, DataMissingError
+from .errors import DataCorruptError, DataError, DataMissingError, DataOptionError
 from .registry import (CHECKSUMS, CORRUPTION_SETS, CORRUPTIONS, DATASETS, PAPER_DATASETS, RAW_LAYOUT,
                        SMOKE_DATASETS, DatasetSpec)
 from .storage import ProcessedDataset, default_device, load_corruptions, load_processed
@@ -14,5 +14,5 @@ from .storage import ProcessedDataset, default_device, load_corruptions, load_pr
 __all__ = [
     "load_processed", "load_corruptions", "ProcessedDataset", "DATASETS", "CORRUPTIONS", "DatasetSpec",
     "PAPER_DATASETS", "SMOKE_DATASETS", "CORRUPTION_SETS", "RAW_LAYOUT", "CHECKSUMS",
-    "DataError", "DataMissingError", "DataCorruptError", "default_device",
+    "DataError", "DataMissingError", "DataCorruptError", "DataOptionError", "default_device",
 ]

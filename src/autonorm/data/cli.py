@@ -1,8 +1,8 @@
 """``autonorm-data``: the Snakemake entry point of the data layer.
 
-Subcommands (see contracts.md):
-  download    --dataset D --raw-dir R
-  preprocess  --dataset D --raw-dir R --out <results>/data/D [--options-json '{...}']
+Subcommands (formats in docs/data.md):
+  download    --dataset D --raw-dir R [--from DIR] [--allow-unverified] [--options-json '{...}']
+  preprocess  --dataset D --raw-dir R --out <results>/data/D [--options-json '{...}'] [--allow-unverified]
   corruptions --source <results>/data/cifar10 --raw-dir R --out <results>/data/cifar10c [--seed S]
               [--max-images N] [--no-download] [--generate] [--workers K]
 
@@ -26,12 +26,21 @@ def _parser() -> argparse.ArgumentParser:
     d = sub.add_parser("download", help="fetch/verify raw files into R/<dataset>/ and write R/<dataset>/.complete")
     d.add_argument("--dataset", required=True)
     d.add_argument("--raw-dir", required=True)
-    d.add_argument("--options-json", default=None, help="dataset options (e.g. ptb_source)")
+    d.add_argument("--options-json", default=None,
+                   help="dataset options, i.e. the config's data block (ptb_source, allow_unverified...)")
+    d.add_argument("--from", dest="from_dir", default=None, metavar="DIR",
+                   help="copy the raw files from this local folder (any sub-layout: a mirror, "
+                        "/usr/share/datasets/fashion-mnist, a colleague's copy) instead of downloading")
+    d.add_argument("--allow-unverified", action="store_true",
+                   help="accept files whose content does not match the published checksums "
+                        "(recorded as unverified in meta.json and the report)")
     pp = sub.add_parser("preprocess", help="raw -> <out>/{meta.json,train.pt,val.pt,test.pt[,test_rot90.pt]}")
     pp.add_argument("--dataset", required=True)
     pp.add_argument("--raw-dir", required=True)
     pp.add_argument("--out", required=True)
     pp.add_argument("--options-json", default=None)
+    pp.add_argument("--allow-unverified", action="store_true",
+                    help="same as the data option allow_unverified: true")
     c = sub.add_parser("corruptions", help="official CIFAR-10-C if available, else generated, in the official layout")
     c.add_argument("--source", required=True, help="processed dataset folder (cifar10 or smoke_shapes32)")
     c.add_argument("--raw-dir", required=True)
@@ -47,7 +56,10 @@ def _parser() -> argparse.ArgumentParser:
 def _options(text: Optional[str]):
     if not text:
         return {}
-    obj = json.loads(text)
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SystemExit(f"--options-json is not valid JSON: {exc}")
     if not isinstance(obj, dict):
         raise SystemExit("--options-json must be a JSON object")
     return obj
@@ -58,12 +70,19 @@ def main(argv: Optional[List[str]] = None) -> int:
     from . import pipeline
     try:
         if args.cmd == "download":
-            marker = pipeline.download(args.dataset, args.raw_dir, _options(args.options_json))
+            marker = pipeline.download(args.dataset, args.raw_dir, _options(args.options_json),
+                                       from_dir=args.from_dir, allow_unverified=args.allow_unverified)
             print(f"[autonorm-data] {args.dataset}: raw data ready ({marker})")
         elif args.cmd == "preprocess":
-            meta = pipeline.preprocess(args.dataset, args.raw_dir, args.out, _options(args.options_json))
+            opts = _options(args.options_json)
+            if args.allow_unverified:
+                opts["allow_unverified"] = True
+            meta = pipeline.preprocess(args.dataset, args.raw_dir, args.out, opts)
+            prov = meta.get("provenance", {})
             print(f"[autonorm-data] {args.dataset}: wrote {args.out} sizes={meta['sizes']} "
-                  f"standin={meta['standin']} in {meta['preprocess_seconds']}s")
+                  f"standin={meta['standin']} provenance={prov.get('status')} in {meta['preprocess_seconds']}s")
+            if prov.get("status") == "unverified":
+                print(f"[autonorm-data] WARNING: {args.dataset}: {prov.get('note')}", file=sys.stderr)
         elif args.cmd == "corruptions":
             meta = pipeline.corruptions(args.source, args.raw_dir, args.out, seed=args.seed,
                                         max_images=args.max_images, allow_download=not args.no_download,

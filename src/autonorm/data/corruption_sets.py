@@ -13,7 +13,12 @@ paper evaluated on; a locally generated set is only an approximation):
    and explains why and how (including the frost substitute).
 
 A user-placed tar that fails its checksum is an error, never a reason to
-generate.  ``smoke_shapes32_c`` is always generated (on the first
+generate.  The choice is made again every time the set is built, never
+frozen by the download marker: ``planned_source`` tells the workflow which
+source a build would use now ("official" once the release is placed or
+Zenodo is reachable), so a run after an offline one rebuilds the set from
+the official release.  The set's meta says which was used
+(``used``: official | generated; ``generated``: bool).  ``smoke_shapes32_c`` is always generated (on the first
 ``max_images`` test images, default 200, to keep the smoke DAG fast).
 
 Output layout (identical to the official one): ``<corruption>.npy`` uint8
@@ -37,7 +42,7 @@ import numpy as np
 from . import registry
 from .corruptions import FROST_NOTE, corrupt
 from .errors import DataCorruptError
-from .integrity import verify_file
+from .integrity import host_reachable, verify_file
 from .registry import CORRUPTIONS
 from .storage import atomic_output_dir, load_processed
 from ..io_utils import write_json_atomic
@@ -78,6 +83,9 @@ def _try_download(raw_dir) -> str:
     root.mkdir(parents=True, exist_ok=True)
     url = registry.URLS["cifar10c"]["CIFAR-10-C.tar"]
     part = root / "CIFAR-10-C.tar.part"
+    hosts = registry.DOWNLOAD_HOSTS["cifar10c"]
+    if not any(host_reachable(h) for h in hosts):
+        return f"no network: {', '.join(hosts)} not reachable"
     try:
         with urllib.request.urlopen(url, timeout=30) as r, open(part, "wb") as fh:
             shutil.copyfileobj(r, fh, 1 << 22)
@@ -110,6 +118,23 @@ def find_official(raw_dir, allow_download: bool = True) -> Dict[str, Any]:
             return {"dir": d, "verified": True, "how": "downloaded from Zenodo 2535967 (md5 verified)"}
         return {"unavailable": f"official CIFAR-10-C not in {d.parent} and download failed ({why})"}
     return {"unavailable": f"official CIFAR-10-C not in {d.parent} and downloading was disabled"}
+
+
+def planned_source(corruption_set: str, raw_dir, check_network: bool = True) -> str:
+    """'official' or 'generated': what building ``corruption_set`` would use now (cheap, no download).
+
+    For the workflow: used as a rule parameter, a change (official release
+    placed, or Zenodo reachable after an offline run) makes Snakemake rebuild
+    the set instead of keeping a generated one.
+    """
+    if not registry.CORRUPTION_SETS.get(corruption_set, {}).get("official"):
+        return "generated"
+    d = _official_dir(raw_dir)
+    if _official_complete(d) or (d.parent / "CIFAR-10-C.tar").is_file():
+        return "official"
+    if check_network and any(host_reachable(h, timeout=2.0) for h in registry.DOWNLOAD_HOSTS["cifar10c"]):
+        return "official"
+    return "generated"
 
 
 def _link_or_copy(src: Path, dst: Path) -> None:
@@ -165,7 +190,7 @@ def build_corruption_set(source: os.PathLike, raw_dir: os.PathLike, out: os.Path
             labels = np.load(d / "labels.npy")
             aligned = bool(np.array_equal(labels[:OFFICIAL_N].astype(np.int64), y_test.numpy()[:OFFICIAL_N])) \
                 if len(y_test) >= OFFICIAL_N else False
-            meta = {"name": cset, "generated": False,
+            meta = {"name": cset, "generated": False, "used": "official",
                     "source": f"official CIFAR-10-C (Hendrycks & Dietterich 2019, Zenodo 2535967): {found['how']}",
                     "corruptions": list(CORRUPTIONS), "severities": 5, "n_per_severity": OFFICIAL_N,
                     "labels_match_source_test": aligned, "source_dataset": name, "standin": False,
@@ -188,7 +213,7 @@ def build_corruption_set(source: os.PathLike, raw_dir: os.PathLike, out: os.Path
     with atomic_output_dir(out) as tmp:
         t0 = time.time()
         times = generate(x, y, tmp, seed, workers)
-        meta = {"name": cset, "generated": True,
+        meta = {"name": cset, "generated": True, "used": "generated",
                 "source": f"generated locally from the test split of {name} ({Path(source)}) with "
                           "autonorm.data.corruptions (CIFAR-specific severities of Hendrycks' make_cifar_c.py)",
                 "corruptions": list(CORRUPTIONS), "severities": 5, "n_per_severity": int(len(y)),

@@ -18,3 +18,7 @@ class DataMissingError(DataError):
 
 class DataCorruptError(DataError):
     """A raw file exists but fails checksum or format verification."""
+
+
+class DataOptionError(DataError, ValueError):
+    """A dataset option (the ``data`` block of the config) has an invalid value; the message names the key."""

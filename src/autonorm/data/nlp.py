@@ -5,9 +5,13 @@ built from the *training split only* (ids 0 = <pad>, 1 = <unk>, then tokens by
 decreasing frequency, ties alphabetical), so validation/test words unseen in
 training map to <unk> exactly as they would for a deployed model.
 
-SST-2: lower-cased, split with a small regex that keeps GLUE's own
-tokenisation (the GLUE sentences are already space-tokenised) and separates
-punctuation in untokenised text.  Test = the 872-sentence GLUE validation
+SST-2: lower-cased, split with a small Unicode-aware regex that keeps GLUE's
+own tokenisation (the GLUE sentences are already space-tokenised), keeps
+non-ASCII letters inside words ("clichés", "résumé") and separates
+punctuation in untokenised text.  The raw files are verified by content
+(registry: GLUE TSV SHA-256s, and a canonical row hash for other containers
+such as Hugging Face parquet); a different split, an edited or a translated
+copy is rejected unless ``allow_unverified``.  Test = the 872-sentence GLUE validation
 split (GLUE hides test labels); validation = seeded holdout of GLUE train
 (``val_fraction`` 0.1).  Note: GLUE train contains phrases of the same
 sentences, so the holdout is optimistic; it is only used for model selection
@@ -25,7 +29,11 @@ Sequences longer than ``max_len`` are truncated (count recorded in meta).
 """
 from __future__ import annotations
 
+import io
+import os
 import re
+import shutil
+import tempfile
 import zipfile
 from collections import Counter
 from pathlib import Path
@@ -35,11 +43,14 @@ import numpy as np
 
 from . import registry
 from .errors import DataCorruptError, DataMissingError
-from .integrity import missing_error, sha256_of
-from .storage import holdout, three_way
+from .integrity import (Checks, bytes_sha256, file_hash, manifest_sha256, missing_error, require_network,
+                        rows_sha256, sha256_of, verify_file)
+from .storage import holdout, subsample_train, three_way
 
 PAD, UNK = "<pad>", "<unk>"
-_TOKEN_RE = re.compile(r"'[a-z]+|[a-z0-9]+(?:'[a-z]+)*|[^\sa-z0-9]")
+# Letters are [^\W\d_] and letters-or-digits [^\W_] in Python's Unicode-aware re: words keep their
+# accents; "'s" and "n't" stay single tokens as GLUE has them; any other symbol is its own token.
+_TOKEN_RE = re.compile(r"'[^\W\d_]+|[^\W_]+(?:'[^\W\d_]+)*|[^\w\s]|_")
 
 
 def tokenize_sst(text: str) -> List[str]:
@@ -139,10 +150,11 @@ def build_sequence_classification(name: str, texts: Dict[str, List[List[str]]], 
 
 # =========================================================================== SST-2
 SST2_EXPECTED_ROWS = {"train": 67349, "validation": 872}
+_SST2_TSV = {"train": "SST-2/train.tsv", "validation": "SST-2/dev.tsv"}
 _SST2_CANDIDATES = {
+    "tsv": ("SST-2/train.tsv", "SST-2/dev.tsv"),
     "hf": ("sst2/train-00000-of-00001.parquet", "sst2/validation-00000-of-00001.parquet"),
     "parquet": ("train.parquet", "validation.parquet"),
-    "tsv": ("SST-2/train.tsv", "SST-2/dev.tsv"),
 }
 
 
@@ -158,12 +170,41 @@ def _read_tsv(fh) -> "Any":
     return pd.read_csv(fh, sep="\t", quoting=csv.QUOTE_NONE, dtype={"sentence": str}, keep_default_na=False)
 
 
-def load_sst2_raw(raw_dir) -> Tuple[Dict[str, Any], Dict[str, Any]]:
-    """{'train': DataFrame, 'validation': DataFrame} from whichever accepted layout exists."""
+def _sst2_content_problem(split: str, df) -> str:
+    """'' if the rows are GLUE SST-2's (canonical hash), else what differs."""
+    want_rows = SST2_EXPECTED_ROWS[split]
+    if len(df) != want_rows:
+        return (f"{len(df)} rows in the {split} split, GLUE SST-2 has {want_rows:,} "
+                "(a different split, subset or version)")
+    got = rows_sha256(zip(df["sentence"].astype(str), df["label"].astype(int)))
+    want = registry.CONTENT_SHA256["sst2"][split]
+    if got != want:
+        return (f"the {split} rows have the GLUE row count but other content (content sha256 {got}, "
+                f"GLUE {want}): an edited, re-tokenised or translated copy")
+    return ""
+
+
+def _check_sst2_frames(frames) -> None:
+    """Format checks (any copy, verified or not): columns, labels 0/1, non-empty."""
+    import pandas as pd
+    for k, df in frames.items():
+        if "sentence" not in df.columns or "label" not in df.columns:
+            raise DataCorruptError(f"Dataset 'sst2': split {k!r} lacks columns 'sentence' and 'label' "
+                                   f"(has {list(df.columns)}). Expected layout: {registry.RAW_LAYOUT['sst2']}")
+        lab = set(pd.unique(df["label"]).tolist())
+        if not lab <= {0, 1} or len(df) == 0:
+            raise DataCorruptError(f"Dataset 'sst2': split {k!r} has labels {sorted(lab)} (expected 0/1) or no rows")
+
+
+def load_sst2_raw(raw_dir, allow_unverified: bool = False, checks: Optional[Checks] = None
+                  ) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """({'train': DataFrame, 'validation': DataFrame}, info) from the first accepted layout, verified."""
     import pandas as pd
     root = Path(raw_dir) / "sst2"
+    checks = checks if checks is not None else Checks("sst2", raw_dir, allow_unverified)
     frames: Dict[str, Any] = {}
-    info: Dict[str, Any] = {}
+    paths: Dict[str, Path] = {}
+    layout = ""
     for kind, (ftr, fva) in _SST2_CANDIDATES.items():
         if (root / ftr).is_file() and (root / fva).is_file():
             reader = pd.read_parquet if kind != "tsv" else _read_tsv
@@ -172,27 +213,47 @@ def load_sst2_raw(raw_dir) -> Tuple[Dict[str, Any], Dict[str, Any]]:
             except Exception as exc:
                 raise DataCorruptError(f"Dataset 'sst2': cannot read {root / ftr} / {root / fva}: {exc}\n"
                                        f"Expected layout: {registry.RAW_LAYOUT['sst2']}") from exc
-            info = {"layout": kind, "files": {ftr: sha256_of(root / ftr), fva: sha256_of(root / fva)}}
+            paths = {"train": root / ftr, "validation": root / fva}
+            layout = kind
             break
+    zip_digests: Dict[str, str] = {}
     if not frames and (root / "SST-2.zip").is_file():
         try:
             with zipfile.ZipFile(root / "SST-2.zip") as zf:
-                with zf.open("SST-2/train.tsv") as a, zf.open("SST-2/dev.tsv") as b:
-                    frames = {"train": _read_tsv(a), "validation": _read_tsv(b)}
+                for split, member in _SST2_TSV.items():
+                    data = zf.read(member)
+                    zip_digests[split] = bytes_sha256(data)
+                    frames[split] = _read_tsv(io.BytesIO(data))
         except Exception as exc:
             raise DataCorruptError(f"Dataset 'sst2': cannot read {root / 'SST-2.zip'}: {exc}") from exc
-        info = {"layout": "glue_zip", "files": {"SST-2.zip": sha256_of(root / "SST-2.zip")}}
+        layout = "glue_zip"
     if not frames:
-        raise missing_error("sst2", raw_dir, list(_SST2_CANDIDATES["hf"]),
-                            note="(no published checksum; any one of the accepted layouts will do)")
-    for k, df in frames.items():
-        if "sentence" not in df.columns or "label" not in df.columns:
-            raise DataCorruptError(f"Dataset 'sst2': split {k!r} lacks columns 'sentence' and 'label' "
-                                   f"(has {list(df.columns)}). Expected layout: {registry.RAW_LAYOUT['sst2']}")
-        lab = set(pd.unique(df["label"]).tolist())
-        if not lab <= {0, 1} or len(df) == 0:
-            raise DataCorruptError(f"Dataset 'sst2': split {k!r} has labels {sorted(lab)} (expected 0/1) or no rows")
-    info["rows"] = {k: int(len(v)) for k, v in frames.items()}
+        raise missing_error("sst2", raw_dir, [tuple(_SST2_CANDIDATES["tsv"]) + ("SST-2.zip",)
+                                              + tuple(_SST2_CANDIDATES["hf"])])
+    _check_sst2_frames(frames)
+    problems = {}
+    for split, df in frames.items():
+        tsv_rel = _SST2_TSV[split]
+        if layout == "tsv" and file_hash(paths[split], "sha256") == registry.CHECKSUMS["sst2"][tsv_rel][1]:
+            checks.record(paths[split], f"sha256 = GLUE SST-2 {tsv_rel.split('/')[1]}", True)
+            continue
+        if layout == "glue_zip" and zip_digests[split] == registry.CHECKSUMS["sst2"][tsv_rel][1]:
+            continue
+        problems[split] = _sst2_content_problem(split, df)
+        if layout != "glue_zip":
+            if problems[split]:
+                checks.unverified(paths[split], problems[split], "expected the GLUE SST-2 rows")
+            else:
+                checks.record(paths[split], f"content sha256 of (sentence, label) rows = GLUE SST-2 {split} "
+                                            f"({registry.CONTENT_SHA256['sst2'][split]})", True)
+    if layout == "glue_zip":
+        bad = "; ".join(v for v in problems.values() if v)
+        if bad:
+            checks.unverified(root / "SST-2.zip", bad, "expected the GLUE SST-2 train.tsv/dev.tsv")
+        else:
+            checks.record(root / "SST-2.zip", "sha256 of SST-2/train.tsv and SST-2/dev.tsv inside = GLUE SST-2"
+                          if not problems else "content sha256 of the rows inside = GLUE SST-2", True)
+    info = {"layout": layout, "rows": {k: int(len(v)) for k, v in frames.items()}, "checks": checks}
     info["rows_match_official"] = info["rows"] == SST2_EXPECTED_ROWS
     return frames, info
 
@@ -200,6 +261,7 @@ def load_sst2_raw(raw_dir) -> Tuple[Dict[str, Any], Dict[str, Any]]:
 def download_sst2(raw_dir) -> None:
     """Hugging Face ``load_dataset('glue', 'sst2')`` saved as parquet in the hub's own file layout."""
     root = Path(raw_dir) / "sst2"
+    require_network("sst2", raw_dir, [tuple(_SST2_CANDIDATES["hf"]) + tuple(_SST2_CANDIDATES["tsv"])])
     (root / "sst2").mkdir(parents=True, exist_ok=True)
     try:
         import datasets
@@ -208,7 +270,7 @@ def download_sst2(raw_dir) -> None:
         except Exception:
             ds = datasets.load_dataset("glue", "sst2", cache_dir=str(root / "hf_cache"))
     except Exception as exc:
-        raise missing_error("sst2", raw_dir, list(_SST2_CANDIDATES["hf"]),
+        raise missing_error("sst2", raw_dir, [tuple(_SST2_CANDIDATES["hf"]) + tuple(_SST2_CANDIDATES["tsv"])],
                             note=f"Hugging Face download failed: {type(exc).__name__}: {exc}") from exc
     for split, rel in zip(("train", "validation"), _SST2_CANDIDATES["hf"]):
         tmp = root / (rel + ".tmp")
@@ -217,11 +279,13 @@ def download_sst2(raw_dir) -> None:
 
 
 def preprocess_sst2(raw_dir, options: Dict[str, Any]):
-    frames, info = load_sst2_raw(raw_dir)
+    frames, info = load_sst2_raw(raw_dir, bool(options.get("allow_unverified", False)))
+    checks = info.pop("checks")
     tr = frames["train"]
     seed = int(options.get("split_seed", 0))
     n_val = int(options["val_size"]) if options.get("val_size") else max(1, round(len(tr) * float(options.get("val_fraction", 0.1))))
     tr_idx, va_idx = holdout(len(tr), n_val, seed)
+    tr_idx, sub_note = subsample_train(tr_idx, options, seed)
     sent = tr["sentence"].astype(str).tolist()
     lab = tr["label"].to_numpy(dtype=np.int64)
     te_sent = frames["validation"]["sentence"].astype(str).tolist()
@@ -231,7 +295,8 @@ def preprocess_sst2(raw_dir, options: Dict[str, Any]):
     return build_sequence_classification(
         "sst2", texts, labels, ["negative", "positive"], options,
         {"source": {"raw_dir": str(Path(raw_dir) / "sst2"), **info},
-         "split_note": "test = GLUE validation (872); val = seeded holdout of GLUE train; lowercased"})
+         "provenance": checks.provenance("GLUE SST-2"), "max_train": options.get("max_train"),
+         "split_note": "test = GLUE validation (872); val = seeded holdout of GLUE train; lowercased" + sub_note})
 
 
 # =========================================================================== PTB POS
@@ -273,9 +338,17 @@ def _tagged_sents(root: Path, fileids: List[str]) -> List[List[Tuple[str, str]]]
     return out
 
 
+PTB_ZIP = "nltk_data/corpora/treebank.zip"
+PTB_COMBINED = "nltk_data/corpora/treebank/combined"
+NLTK_SAMPLE_SENTENCES = 3914
+# Sentences of the standard WSJ POS split (sections 00-18 / 19-21 / 22-24; Toutanova et al. 2003).
+WSJ_SENTENCES = {"train": 38219, "val": 5527, "test": 5462}
+
+
 def download_ptb(raw_dir) -> None:
     """NLTK's treebank sample into R/ptb_pos/nltk_data (the licensed full WSJ cannot be downloaded)."""
     target = Path(raw_dir) / "ptb_pos" / "nltk_data"
+    require_network("ptb_pos", raw_dir, [(PTB_ZIP, PTB_COMBINED + "/wsj_0001.mrg")])
     target.mkdir(parents=True, exist_ok=True)
     ok = False
     err = ""
@@ -285,12 +358,61 @@ def download_ptb(raw_dir) -> None:
     except Exception as exc:
         err = f"{type(exc).__name__}: {exc}"
     if not ok or not ptb_present(raw_dir):
-        raise missing_error("ptb_pos", raw_dir, ["nltk_data/corpora/treebank/combined/wsj_0001.mrg"],
+        raise missing_error("ptb_pos", raw_dir, [(PTB_ZIP, PTB_COMBINED + "/wsj_0001.mrg")],
                             note=f"nltk.download('treebank') failed. {err}")
 
 
-def load_ptb(raw_dir, options: Dict[str, Any]) -> Tuple[Dict[str, List], Dict[str, Any]]:
+def _mrg_manifest(d: Path) -> Tuple[str, int]:
+    files = sorted(d.glob("wsj_*.mrg"))
+    return manifest_sha256((f.name, sha256_of(f)) for f in files), len(files)
+
+
+def _extract_combined(z: Path, d: Path) -> None:
+    """Replace ``d`` by the zip's treebank/combined/*.mrg (all or nothing: temp folder + rename)."""
+    d.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".combined.tmp-", dir=str(d.parent)))
+    try:
+        with zipfile.ZipFile(z) as zf:
+            for m in zf.namelist():
+                if m.startswith("treebank/combined/") and m.endswith(".mrg") and "/" not in m[18:]:
+                    (tmp / m[18:]).write_bytes(zf.read(m))
+        if d.exists():
+            shutil.rmtree(d)
+        os.rename(tmp, d)
+    except zipfile.BadZipFile as exc:
+        raise DataCorruptError(f"Dataset 'ptb_pos': {z} is not a valid zip archive: {exc}") from exc
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _nltk_sample_files(raw_dir, checks: Checks) -> Path:
+    """Verified folder of the NLTK sample's .mrg files (extracted from a verified zip if needed)."""
+    root = Path(raw_dir) / "ptb_pos"
+    z, d = root / PTB_ZIP, root / PTB_COMBINED
+    want = registry.CONTENT_SHA256["ptb_pos"]["combined"]
+    have_dir = d.is_dir() and any(d.glob("wsj_*.mrg"))
+    if z.is_file():
+        verify_file("ptb_pos", raw_dir, PTB_ZIP, checks)  # raises unless verified or allowed
+        if not have_dir or _mrg_manifest(d)[0] != want:
+            _extract_combined(z, d)  # the folder is derived from the zip: refresh it
+        return d
+    if not have_dir:
+        raise missing_error("ptb_pos", raw_dir, [(PTB_ZIP, PTB_COMBINED + "/wsj_0001.mrg .. wsj_0199.mrg")])
+    got, n = _mrg_manifest(d)
+    if got == want:
+        checks.record(d, f"manifest sha256 of the {n} wsj_*.mrg files = that of NLTK's treebank.zip ({want})",
+                      True, sha256=got)
+    else:
+        checks.unverified(d, f"manifest sha256 of its {n} wsj_*.mrg files is {got}",
+                          f"expected {want} (the 199 files of NLTK's treebank.zip)", sha256=got)
+    return d
+
+
+def load_ptb(raw_dir, options: Dict[str, Any], checks: Optional[Checks] = None
+             ) -> Tuple[Dict[str, List], Dict[str, Any]]:
     source = options.get("ptb_source", "nltk_sample")
+    checks = checks if checks is not None else Checks("ptb_pos", raw_dir, bool(options.get("allow_unverified", False)))
     if source == "wsj_full":
         root = _wsj_root(raw_dir)
         if root is None:
@@ -302,21 +424,19 @@ def load_ptb(raw_dir, options: Dict[str, Any]) -> Tuple[Dict[str, List], Dict[st
             if not v:
                 raise DataMissingError(f"Dataset 'ptb_pos' (wsj_full): no sentences for split {k!r} "
                                        f"(sections {list(WSJ_SECTIONS[k])}) under {root}")
-        return sents, {"ptb_source": source, "root": str(root), "n_files": len(files),
+        counts = {k: len(v) for k, v in sents.items()}
+        digest = manifest_sha256((f, sha256_of(root / f)) for f in files)
+        if counts == WSJ_SENTENCES:
+            checks.record(root, f"sentence counts {counts} = the standard WSJ POS split (no published checksum)",
+                          True, sha256=digest)
+        else:
+            checks.unverified(root, f"sentence counts {counts}", f"the standard WSJ POS split has {WSJ_SENTENCES}",
+                              sha256=digest)
+        return sents, {"ptb_source": source, "root": str(root), "n_files": len(files), "checks": checks,
                        "split_note": "standard WSJ POS sections 00-18 / 19-21 / 22-24"}
     if source != "nltk_sample":
         raise ValueError(f"ptb_source must be 'nltk_sample' or 'wsj_full', got {source!r}")
-    d = _nltk_sample_dir(raw_dir)
-    if not (d.is_dir() and any(d.glob("wsj_*.mrg"))):
-        z = d.parent.parent / "treebank.zip"
-        if not z.is_file():
-            raise missing_error("ptb_pos", raw_dir, ["nltk_data/corpora/treebank/combined/wsj_0001.mrg"],
-                                note="(NLTK publishes no per-file checksum; nltk.download('treebank') writes these.)")
-        try:
-            with zipfile.ZipFile(z) as zf:  # what nltk.download does after fetching the zip
-                zf.extractall(z.parent)
-        except zipfile.BadZipFile as exc:
-            raise DataCorruptError(f"Dataset 'ptb_pos': {z} is not a valid zip archive: {exc}") from exc
+    d = _nltk_sample_files(raw_dir, checks)
     files = sorted(p.name for p in d.glob("wsj_*.mrg"))
     try:
         all_sents = _tagged_sents(d, files)
@@ -328,10 +448,14 @@ def load_ptb(raw_dir, options: Dict[str, Any]) -> Tuple[Dict[str, List], Dict[st
                            float(options.get("test_fraction", 0.1)), int(options.get("split_seed", 0)))
     sents = {"train": [all_sents[i] for i in tr], "val": [all_sents[i] for i in va], "test": [all_sents[i] for i in te]}
     return sents, {"ptb_source": source, "root": str(d), "n_files": len(files), "n_sentences": len(all_sents),
+                   "checks": checks,
                    "split_note": "NLTK WSJ sample: seeded sentence-level 80/10/10 split (no official split)"}
 
 
 def preprocess_ptb(raw_dir, options: Dict[str, Any]):
     sents, info = load_ptb(raw_dir, options)
+    checks = info.pop("checks")
+    what = "NLTK 10% WSJ sample" if info["ptb_source"] == "nltk_sample" else "LDC Treebank-3 WSJ"
     return build_token_classification("ptb_pos", sents, options,
-                                      {"source": info, "split_note": info.pop("split_note")})
+                                      {"source": info, "split_note": info.pop("split_note"),
+                                       "provenance": checks.provenance(what)})

@@ -9,14 +9,16 @@ leaves the processed folder untouched.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
-from . import nlp, registry, smoke, tabular, vision
+from . import local_source, nlp, registry, smoke, tabular, vision
 from .corruption_sets import build_corruption_set, find_official
-from .integrity import missing_error
+from .integrity import Checks, missing_error
 from .storage import write_processed
+from .tabular import bundled_provenance
 from ..io_utils import write_json_atomic
 
 VISION_TV = ("mnist", "fashion_mnist", "cifar10", "cifar100", "svhn")
@@ -36,37 +38,46 @@ def _present(name: str, raw_dir, options: Dict[str, Any]) -> bool:
     raise KeyError(name)
 
 
-def _verify(name: str, raw_dir, options: Dict[str, Any]) -> None:
-    """Full verification/parse of the raw files (same code as preprocess uses)."""
+def _verify(name: str, raw_dir, options: Dict[str, Any]) -> Dict[str, Any]:
+    """Full verification/parse of the raw files (same code as preprocess uses); returns the provenance."""
+    allow = bool(options.get("allow_unverified", False))
     if name in VISION_TV:
-        vision.ensure_raw(name, raw_dir)
+        checks = vision.ensure_raw(name, raw_dir, Checks(name, raw_dir, allow))
     elif name == "sst2":
-        nlp.load_sst2_raw(raw_dir)
+        checks = nlp.load_sst2_raw(raw_dir, allow)[1]["checks"]
     elif name == "ptb_pos":
-        nlp.load_ptb(raw_dir, options)
+        checks = nlp.load_ptb(raw_dir, options)[1]["checks"]
     elif name == "energy_efficiency":
-        tabular.load_energy(raw_dir)
+        checks = tabular.load_energy(raw_dir, allow)[1]["checks"]
     elif name == "california_housing":
-        tabular.load_california(raw_dir)
+        checks = tabular.load_california(raw_dir, allow)[2]["checks"]
+    else:
+        raise KeyError(name)
+    return checks.provenance()
 
 
-def download(name: str, raw_dir: os.PathLike, options: Optional[Dict[str, Any]] = None) -> Path:
+def download(name: str, raw_dir: os.PathLike, options: Optional[Dict[str, Any]] = None,
+             from_dir: Optional[os.PathLike] = None, allow_unverified: bool = False) -> Path:
     """Make sure R/<name> holds verified raw data; write the marker R/<name>/.complete.
 
-    Files already present (e.g. placed by hand) are verified and used as they
-    are; only missing ones are fetched.  Smoke datasets need nothing.
+    ``from_dir``: copy the accepted files from that local folder (any sub-layout)
+    instead of downloading.  Otherwise files already present (placed by hand)
+    are verified and used as they are; only missing ones are fetched.  Smoke
+    datasets need nothing.  ``allow_unverified`` (or the dataset option of the
+    same name) accepts files that do not verify, recorded as unverified.
     """
     raw_dir = Path(raw_dir)
     marker = raw_dir / name / ".complete"
+    opts = registry.resolve_options(name, options) if name in registry.DATASETS else dict(options or {})
+    if allow_unverified:
+        opts["allow_unverified"] = True
+    copied: List[str] = []
+    if from_dir is not None:
+        copied = local_source.place_from(name, raw_dir, from_dir, opts)
     if name == "cifar10c":
-        found = find_official(raw_dir, allow_download=True)
-        if "dir" not in found:
-            raise missing_error("cifar10c", raw_dir, ["CIFAR-10-C.tar"], note=found["unavailable"] +
-                                " (the `corruptions` step will generate the set locally instead)")
-        write_json_atomic(marker, {"dataset": name, "how": found["how"], "time": time.time()})
-        return marker
+        return _download_cifar10c(raw_dir, marker, copied)
     spec = registry.get_spec(name)
-    opts = registry.resolve_options(name, options)
+    prov: Dict[str, Any] = {}
     if spec.needs_download:
         if not _present(name, raw_dir, opts):
             if name in VISION_TV:
@@ -82,9 +93,29 @@ def download(name: str, raw_dir: os.PathLike, options: Optional[Dict[str, Any]] 
                 tabular.download_energy(raw_dir)
             elif name == "california_housing":
                 tabular.download_california(raw_dir)
-        _verify(name, raw_dir, opts)
+        prov = _verify(name, raw_dir, opts)
     write_json_atomic(marker, {"dataset": name, "standin": spec.standin, "needs_download": spec.needs_download,
-                               "time": time.time()})
+                               "from": str(Path(from_dir).resolve()) if from_dir is not None else None,
+                               "copied": copied, "provenance": prov, "time": time.time()})
+    return marker
+
+
+def _download_cifar10c(raw_dir: Path, marker: Path, copied: List[str]) -> Path:
+    """Official CIFAR-10-C if present/downloadable (a corrupt tar is an error), else a 'generate' marker.
+
+    The marker only records this attempt: ``make_corruptions`` decides again
+    from the raw folder, and ``corruption_sets.planned_source`` lets the
+    workflow rerun both when the official set becomes available.
+    """
+    found = find_official(raw_dir, allow_download=True)
+    if "dir" in found:
+        info = {"dataset": "cifar10c", "decision": "official", "how": found["how"], "verified": found["verified"]}
+    else:
+        info = {"dataset": "cifar10c", "decision": "generate", "why": found["unavailable"]}
+        print(f"[autonorm-data] cifar10c: {found['unavailable']}; the corruptions step will generate the set "
+              f"locally (rerun download when the official release is reachable or placed in "
+              f"{raw_dir / 'cifar10c'})", file=sys.stderr)
+    write_json_atomic(marker, {**info, "copied": copied, "time": time.time()})
     return marker
 
 
@@ -109,11 +140,31 @@ def build(name: str, raw_dir: os.PathLike, options: Optional[Dict[str, Any]] = N
     return builders[name]()
 
 
+# Provenance of the smoke sets built in smoke.py (bundled real data or generated).
+SMOKE_PROVENANCE = {
+    "smoke_digits": ("stand-in", "scikit-learn's bundled 8x8 'digits' (UCI optdigits test set), load_digits(); "
+                                 "stands in for the paper's vision sets", ["digits.csv.gz"]),
+    "smoke_shapes32": ("generated", "32x32 coloured shapes generated by autonorm.data.smoke.generate_shapes32 "
+                                    "from split_seed", []),
+    "smoke_pos": ("generated", "POS corpus sampled from a small grammar by autonorm.data.smoke.generate_pos "
+                               "from split_seed", []),
+    "smoke_sentiment": ("generated", "template sentiment sentences from autonorm.data.smoke.generate_sentiment "
+                                     "with split_seed", []),
+}
+
+
 def preprocess(name: str, raw_dir: os.PathLike, out: os.PathLike, options: Optional[Dict[str, Any]] = None
                ) -> Dict[str, Any]:
-    """Build and atomically write ``out`` (meta.json + split .pt files); returns meta."""
+    """Build and atomically write ``out`` (meta.json + split .pt files); returns meta.
+
+    meta gets ``provenance`` (raw files and what they were verified against),
+    ``trivial_baseline`` and ``split_files`` (checksums verified on load).
+    """
     t0 = time.time()
     meta, splits = build(name, raw_dir, options)
+    if "provenance" not in meta and name in SMOKE_PROVENANCE:
+        status, note, files = SMOKE_PROVENANCE[name]
+        meta["provenance"] = bundled_provenance(status, note, files)
     meta["preprocess_seconds"] = round(time.time() - t0, 3)
     write_processed(out, meta, splits)
     return meta

@@ -9,13 +9,25 @@ Raw folder convention: everything for dataset ``D`` lives below ``R/D/`` where
 ``R`` is ``--raw-dir``.  For the torchvision datasets ``R/D`` is passed as the
 torchvision ``root`` so the files land exactly where torchvision puts them.
 
-Checksums: only values that the data source (or the library that downloads
-it) publishes are listed.  They are copied from torchvision's dataset classes,
-scikit-learn's ``RemoteFileMetadata`` and the Zenodo record of CIFAR-10-C; a
-test checks that the torchvision/sklearn values still agree.  Sources that
-publish none (GLUE SST-2 via Hugging Face, the NLTK treebank sample, the UCI
-xlsx) are verified by format (columns, label values, row counts are reported)
-and the SHA-256 of what was used is recorded in ``meta.json`` for provenance.
+Checksums verify *content*, so that the same data in another container passes
+and anything else fails (docs/data.md lists them all):
+
+* ``CHECKSUMS``: digests of files as published by the source or by the library
+  that downloads it (torchvision, scikit-learn, Zenodo), or, for the GLUE
+  TSVs, the NLTK treebank zip, the UCI xlsx and StatLib's ``cal_housing.data``,
+  the SHA-256 of the files as distributed (a test checks the torchvision and
+  scikit-learn values still agree with those libraries).
+* ``IDX_MD5``: MD5 of the *uncompressed* IDX files (MNIST: published with many
+  mirrors; Fashion-MNIST: computed from Debian's ``dataset-fashion-mnist`` and
+  identical to the values other projects publish), so a recompressed ``.gz``
+  or an uncompressed copy verifies.
+* ``CONTENT_SHA256``: hashes of a canonical serialisation of the content, for
+  containers that re-encode the same rows (Hugging Face parquet of SST-2, an
+  extracted treebank folder, a CSV export of the Energy table); computed once
+  from the verified official files (see ``integrity`` for the serialisations).
+
+A file that verifies against none of these is an error unless the user
+passes ``allow_unverified``; then the provenance in ``meta.json`` says so.
 """
 from __future__ import annotations
 
@@ -192,7 +204,50 @@ CHECKSUMS: Dict[str, Dict[str, Tuple[str, str]]] = {
     },
 }
 
+# SHA-256 of the files as distributed where the source publishes no digest of its own
+# (recorded from the official downloads; see docs/data.md).
+CHECKSUMS["sst2"] = {
+    "SST-2/train.tsv": ("sha256", "48eac26399f8456935f81dd9e3a745c1430adb6c62e233ccfe22db4a0d15d1d1"),
+    "SST-2/dev.tsv": ("sha256", "54a9c12c77e402fc14d6a66a506f24d999f596b0176eb777c972cccc2f9cc4b0"),
+}
+CHECKSUMS["ptb_pos"] = {
+    "nltk_data/corpora/treebank.zip": ("sha256", "9da92d76c3666cfb6cddeaed0f7e86b344cce0f0928a286d439e555f19c37399"),
+}
+CHECKSUMS["energy_efficiency"] = {
+    "ENB2012_data.xlsx": ("sha256", "ce80fba0fdf4be0e2f2e709fd01ff9c807246947fe666e18710d5105af7970b6"),
+}
+CHECKSUMS["california_housing"]["cal_housing.data"] = (
+    "sha256", "d3d8a1a722ae78f91134862727d27a70b1415e7d512a89140406248687f4b902")
+
+# MD5 of the uncompressed IDX files (what the content is, whatever the gzip container).
+IDX_MD5: Dict[str, Dict[str, str]] = {
+    "mnist": {
+        "train-images-idx3-ubyte": "6bbc9ace898e44ae57da46a324031adb",
+        "train-labels-idx1-ubyte": "a25bea736e30d166cdddb491f175f624",
+        "t10k-images-idx3-ubyte": "2646ac647ad5339dbf082846283269ea",
+        "t10k-labels-idx1-ubyte": "27ae3e4e09519cfbb04c329615203637",
+    },
+    "fashion_mnist": {
+        "train-images-idx3-ubyte": "f4a8712d7a061bf5bd6d2ca38dc4d50a",
+        "train-labels-idx1-ubyte": "9018921c3c673c538a1fc5bad174d6f9",
+        "t10k-images-idx3-ubyte": "8181f5470baa50b63fa0f6fddb340f0a",
+        "t10k-labels-idx1-ubyte": "15d484375f8d13e6eb1aabb0c3f46965",
+    },
+}
+
+# Canonical content hashes (serialisations defined in integrity.py):
+#   sst2 "<split>": sha256 over "sentence\tlabel\n" per row, in file order (GLUE train.tsv / dev.tsv);
+#   ptb_pos "combined": sha256 over "<file name>\n<sha256 of file>\n" for the 199 wsj_*.mrg, sorted;
+#   energy_efficiency "table": sha256 over rows of X1..X8,Y1,Y2 formatted "%.4f", comma-joined, "\n"-ended.
+CONTENT_SHA256: Dict[str, Dict[str, str]] = {
+    "sst2": {"train": "10a92a297ec38e262386e5a2713b4bc70e5d18ced88b7f54bd171a26e5b34ab5",
+             "validation": "9a6c7403b71a9b762158387afe4431253ae10cdfb2319b5275289f3766f48291"},
+    "ptb_pos": {"combined": "8476bc3b742a913aeea533eb81caa5edbbbf85d6690a97d1e19ec79ecb305246"},
+    "energy_efficiency": {"table": "bff4ab11de21251633f2a0e624602b36ba867865947459679f193609ffac5fdc"},
+}
+
 URLS: Dict[str, Dict[str, str]] = {
+    "california_housing": {"cal_housing.tgz": "https://ndownloader.figshare.com/files/5976036"},
     "cifar10c": {"CIFAR-10-C.tar": "https://zenodo.org/records/2535967/files/CIFAR-10-C.tar?download=1"},
     "energy_efficiency": {
         "energy+efficiency.zip": "https://archive.ics.uci.edu/static/public/242/energy+efficiency.zip",
@@ -204,34 +259,49 @@ URLS: Dict[str, Dict[str, str]] = {
 # Where files go (printed by every "missing/corrupt" error). Paths relative to R/<dataset>/.
 # ---------------------------------------------------------------------------
 RAW_LAYOUT: Dict[str, str] = {
-    "mnist": ("torchvision root = R/mnist. Put the four official gz files in R/mnist/MNIST/raw/: "
-              "train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz, "
-              "t10k-labels-idx1-ubyte.gz (the uncompressed files torchvision extracts next to them are "
-              "accepted too)."),
-    "fashion_mnist": ("torchvision root = R/fashion_mnist. Put the four official gz files in "
-                      "R/fashion_mnist/FashionMNIST/raw/ (same names as MNIST)."),
+    "mnist": ("torchvision root = R/mnist. Put the four IDX files in R/mnist/MNIST/raw/: "
+              "train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, "
+              "each gzipped (.gz, any gzip) or uncompressed; their uncompressed bytes are verified against the "
+              "published MD5s."),
+    "fashion_mnist": ("torchvision root = R/fashion_mnist. Put the four IDX files in "
+                      "R/fashion_mnist/FashionMNIST/raw/ (same names as MNIST, .gz or uncompressed; Debian's "
+                      "dataset-fashion-mnist package has them in /usr/share/datasets/fashion-mnist/)."),
     "cifar10": ("torchvision root = R/cifar10. Either R/cifar10/cifar-10-python.tar.gz or its extracted "
                 "folder R/cifar10/cifar-10-batches-py/{data_batch_1..5,test_batch,batches.meta}."),
     "cifar100": ("torchvision root = R/cifar100. Either R/cifar100/cifar-100-python.tar.gz or its extracted "
                  "folder R/cifar100/cifar-100-python/{train,test,meta}."),
     "svhn": "torchvision root = R/svhn. Put R/svhn/train_32x32.mat and R/svhn/test_32x32.mat (cropped digits).",
-    "ptb_pos": ("NLTK sample: R/ptb_pos/nltk_data/corpora/treebank/combined/wsj_0001.mrg .. wsj_0199.mrg "
-                "(what nltk.download('treebank', download_dir='R/ptb_pos/nltk_data') writes; "
-                "R/ptb_pos/nltk_data/corpora/treebank.zip is accepted too). Full WSJ (LDC99T42, licensed): "
-                "R/ptb_pos/wsj/<section 00..24>/wsj_SSNN.mrg, i.e. the contents of "
-                "treebank_3/parsed/mrg/wsj/."),
-    "sst2": ("Any of: R/sst2/sst2/{train,validation}-00000-of-00001.parquet (Hugging Face nyu-mll/glue layout, "
-             "what `download` writes), R/sst2/{train,validation}.parquet, or the original GLUE files "
-             "R/sst2/SST-2/{train,dev}.tsv (columns sentence<TAB>label) or R/sst2/SST-2.zip."),
+    "ptb_pos": ("NLTK sample: R/ptb_pos/nltk_data/corpora/treebank.zip (the nltk_data package zip), or its "
+                "extracted files R/ptb_pos/nltk_data/corpora/treebank/combined/wsj_0001.mrg .. wsj_0199.mrg. "
+                "Full WSJ (LDC99T42, licensed, option ptb_source=wsj_full): "
+                "R/ptb_pos/wsj/<section 00..24>/wsj_SSNN.mrg, i.e. the contents of treebank_3/parsed/mrg/wsj/."),
+    "sst2": ("Any one of: the GLUE files R/sst2/SST-2/{train,dev}.tsv (sentence<TAB>label) or R/sst2/SST-2.zip; "
+             "the Hugging Face nyu-mll/glue parquet R/sst2/sst2/{train,validation}-00000-of-00001.parquet "
+             "(what `download` writes) or R/sst2/{train,validation}.parquet."),
     "energy_efficiency": ("R/energy_efficiency/ENB2012_data.xlsx (UCI id 242; columns X1..X8, Y1, Y2), or the "
                           "same table as R/energy_efficiency/ENB2012_data.csv, or the UCI zip "
                           "R/energy_efficiency/energy+efficiency.zip."),
-    "california_housing": ("scikit-learn data_home = R/california_housing: either the cache "
-                           "R/california_housing/cal_housing_py3.pkz that fetch_california_housing writes, "
-                           "or the raw archive R/california_housing/cal_housing.tgz."),
+    "california_housing": ("R/california_housing/cal_housing.tgz (the StatLib archive scikit-learn downloads) or "
+                           "the data file inside it, R/california_housing/cal_housing.data. scikit-learn's "
+                           "pickled cache cal_housing_py3.pkz is never read (unpickling runs code)."),
     "cifar10c": ("R/cifar10c/CIFAR-10-C/<corruption>.npy (15 files) + labels.npy, or the archive "
                  "R/cifar10c/CIFAR-10-C.tar (Zenodo record 2535967). If neither is present and Zenodo is "
                  "unreachable, the set is generated locally from the CIFAR-10 test set."),
+}
+
+# Hosts the downloaders contact: checked with a short TCP connect first, so an
+# offline node fails in seconds instead of waiting out library retry back-offs.
+DOWNLOAD_HOSTS: Dict[str, List[str]] = {
+    "mnist": ["ossci-datasets.s3.amazonaws.com", "yann.lecun.com"],
+    "fashion_mnist": ["fashion-mnist.s3-website.eu-central-1.amazonaws.com"],
+    "cifar10": ["www.cs.toronto.edu"],
+    "cifar100": ["www.cs.toronto.edu"],
+    "svhn": ["ufldl.stanford.edu"],
+    "ptb_pos": ["raw.githubusercontent.com"],
+    "sst2": ["huggingface.co"],
+    "energy_efficiency": ["archive.ics.uci.edu"],
+    "california_housing": ["ndownloader.figshare.com"],
+    "cifar10c": ["zenodo.org"],
 }
 for _n in SMOKE_DATASETS:
     RAW_LAYOUT[_n] = "nothing: generated offline / bundled with scikit-learn (download is a no-op)."

@@ -11,11 +11,19 @@ it internally and report RMSE/MAE in original units.
 
 Energy Efficiency target: ``target='heating_load'`` (Y1, default) or
 ``'cooling_load'`` (Y2); the other load is never used as a feature.
+
+Verification: the UCI xlsx and StatLib's ``cal_housing.data`` / ``.tgz`` by
+SHA-256; a CSV or re-zipped copy of the Energy table by a canonical hash of
+its numeric content (registry.CONTENT_SHA256).  California Housing is parsed
+from the text file with numpy only: scikit-learn's pickled cache
+(``cal_housing_py3.pkz``) is never read, since unpickling a user-supplied file
+can run arbitrary code.
 """
 from __future__ import annotations
 
 import io
 import os
+import shutil
 import tarfile
 import urllib.request
 import zipfile
@@ -26,7 +34,7 @@ import numpy as np
 
 from . import registry
 from .errors import DataCorruptError
-from .integrity import missing_error, sha256_of, verify_file
+from .integrity import Checks, bytes_sha256, missing_error, require_network, sha256_of, table_sha256
 from .storage import three_way
 
 ENERGY_FEATURES = {
@@ -95,34 +103,53 @@ def _clean_energy(df, src: Path):
     return df
 
 
-def load_energy(raw_dir):
+def load_energy(raw_dir, allow_unverified: bool = False, checks: Optional[Checks] = None):
     import pandas as pd
     root, (xlsx, csv, zp) = _energy_candidates(raw_dir)
+    checks = checks if checks is not None else Checks("energy_efficiency", raw_dir, allow_unverified)
     src = next((p for p in (xlsx, csv, zp) if p.is_file()), None)
     if src is None:
-        raise missing_error("energy_efficiency", raw_dir, ["ENB2012_data.xlsx"],
-                            note="(UCI publishes no checksum; the .csv or the UCI zip are accepted too)")
+        raise missing_error("energy_efficiency", raw_dir,
+                            [("ENB2012_data.xlsx", "ENB2012_data.csv", "energy+efficiency.zip")])
+    published = registry.CHECKSUMS["energy_efficiency"]["ENB2012_data.xlsx"][1]
+    same_bytes = False
     try:
         if src == xlsx:
+            same_bytes = sha256_of(xlsx) == published
             df = pd.read_excel(xlsx, engine="openpyxl")
         elif src == csv:
             df = pd.read_csv(csv)
         else:
             with zipfile.ZipFile(zp) as zf:
                 name = next(n for n in zf.namelist() if n.lower().endswith(".xlsx"))
-                df = pd.read_excel(io.BytesIO(zf.read(name)), engine="openpyxl")
+                data = zf.read(name)
+            same_bytes = bytes_sha256(data) == published
+            df = pd.read_excel(io.BytesIO(data), engine="openpyxl")
     except Exception as exc:
         raise DataCorruptError(f"Dataset 'energy_efficiency': cannot read {src}: {type(exc).__name__}: {exc}. "
                                f"Expected layout: {registry.RAW_LAYOUT['energy_efficiency']}") from exc
     df = _clean_energy(df, src)
+    content = table_sha256(df[list(ENERGY_FEATURES) + ["Y1", "Y2"]].to_numpy(dtype=np.float64))
+    want = registry.CONTENT_SHA256["energy_efficiency"]["table"]
+    if same_bytes:
+        checks.record(src, "sha256 = UCI ENB2012_data.xlsx" + (" (inside the zip)" if src == zp else ""), True)
+    elif content == want:
+        checks.record(src, f"content sha256 of the {len(df)}x10 numeric table (X1..X8, Y1, Y2) = the UCI "
+                           f"xlsx's ({want})", True)
+    elif len(df) != ENERGY_ROWS:
+        checks.unverified(src, f"{len(df)} rows", f"the UCI table has {ENERGY_ROWS} rows")
+    else:
+        checks.unverified(src, f"content sha256 of the numeric table is {content}",
+                          f"expected {want} (the UCI table)")
     return df, {"file": str(src), "sha256": sha256_of(src), "rows": int(len(df)),
-                "rows_match_official": int(len(df)) == ENERGY_ROWS}
+                "rows_match_official": int(len(df)) == ENERGY_ROWS, "checks": checks}
 
 
 def download_energy(raw_dir) -> None:
     """UCI static archive (zip with ENB2012_data.xlsx), old direct xlsx URL as fallback."""
     root = Path(raw_dir) / "energy_efficiency"
     root.mkdir(parents=True, exist_ok=True)
+    require_network("energy_efficiency", raw_dir, [("ENB2012_data.xlsx", "energy+efficiency.zip")])
     errors = []
     for fname, url in registry.URLS["energy_efficiency"].items():
         tmp = root / (fname + ".part")
@@ -148,91 +175,149 @@ def download_energy(raw_dir) -> None:
 
 
 def preprocess_energy(raw_dir, options: Dict[str, Any]):
-    df, info = load_energy(raw_dir)
+    df, info = load_energy(raw_dir, bool(options.get("allow_unverified", False)))
+    checks = info.pop("checks")
     target = options.get("target", "heating_load")
     if target not in ENERGY_TARGETS:
         raise ValueError(f"energy_efficiency target must be one of {list(ENERGY_TARGETS)}, got {target!r}")
     X = df[list(ENERGY_FEATURES)].to_numpy(dtype=np.float64)
     y = df[ENERGY_TARGETS[target]].to_numpy(dtype=np.float64)
     return build_regression("energy_efficiency", X, y, list(ENERGY_FEATURES.values()), target, options,
-                            {"source": info, "target_column": ENERGY_TARGETS[target], "target_units": "kWh/m^2"})
+                            {"source": info, "target_column": ENERGY_TARGETS[target], "target_units": "kWh/m^2",
+                             "provenance": checks.provenance("UCI Energy Efficiency (id 242)")})
 
 
 # =========================================================================== California Housing
 CAL_FEATURES = ["MedInc", "HouseAge", "AveRooms", "AveBedrms", "Population", "AveOccup", "Latitude", "Longitude"]
+CAL_MEMBER = "CaliforniaHousing/cal_housing.data"
 
 
 def _cal_paths(raw_dir):
     root = Path(raw_dir) / "california_housing"
-    return root, root / "cal_housing_py3.pkz", root / "cal_housing.tgz"
+    return root, root / "cal_housing.data", root / "cal_housing.tgz"
 
 
 def california_present(raw_dir) -> bool:
-    _, pkz, tgz = _cal_paths(raw_dir)
-    return pkz.is_file() or tgz.is_file()
-
-
-def _pkz_from_tgz(tgz: Path, pkz: Path) -> None:
-    """What scikit-learn does after downloading (same column order), leaving the user's archive in place."""
-    import joblib
-    with tarfile.open(tgz, mode="r:gz") as f:
-        arr = np.loadtxt(f.extractfile("CaliforniaHousing/cal_housing.data"), delimiter=",")
-    arr = arr[:, [8, 7, 2, 3, 4, 5, 6, 1, 0]]
-    tmp = pkz.with_name(pkz.name + ".part")
-    joblib.dump(arr, tmp, compress=6)
-    os.replace(tmp, pkz)
+    _, data, tgz = _cal_paths(raw_dir)
+    return data.is_file() or tgz.is_file()
 
 
 def download_california(raw_dir) -> None:
-    """scikit-learn's fetch_california_housing (it verifies the archive's SHA-256)."""
-    from sklearn.datasets import fetch_california_housing
-    root, _, _ = _cal_paths(raw_dir)
+    """The StatLib archive from scikit-learn's URL, SHA-256 checked (read by us, never unpickled)."""
+    root, _, tgz = _cal_paths(raw_dir)
+    require_network("california_housing", raw_dir, [("cal_housing.tgz", "cal_housing.data")])
     root.mkdir(parents=True, exist_ok=True)
+    url = registry.URLS["california_housing"]["cal_housing.tgz"]
+    part = tgz.with_name(tgz.name + ".part")
     try:
-        fetch_california_housing(data_home=str(root), download_if_missing=True)
+        with urllib.request.urlopen(url, timeout=60) as r, open(part, "wb") as fh:
+            shutil.copyfileobj(r, fh, 1 << 20)
+        got = sha256_of(part)
+        want = registry.CHECKSUMS["california_housing"]["cal_housing.tgz"][1]
+        if got != want:
+            raise DataCorruptError(f"downloaded {url}: sha256 {got}, expected {want}")
+        os.replace(part, tgz)
     except Exception as exc:
-        raise missing_error("california_housing", raw_dir, ["cal_housing.tgz"],
-                            note=f"scikit-learn download failed: {type(exc).__name__}: {exc}") from exc
+        if part.exists():
+            part.unlink()
+        raise missing_error("california_housing", raw_dir, [("cal_housing.tgz", "cal_housing.data")],
+                            note=f"Download of {url} failed: {type(exc).__name__}: {exc}") from exc
 
 
-def load_california(raw_dir):
-    from sklearn.datasets import fetch_california_housing
-    root, pkz, tgz = _cal_paths(raw_dir)
-    info: Dict[str, Any] = {}
-    if not pkz.is_file():
-        if not tgz.is_file():
-            raise missing_error("california_housing", raw_dir, ["cal_housing.tgz"],
-                                note=f"(or scikit-learn's cache {pkz.resolve()})")
-        info["archive_sha256"] = verify_file("california_housing", raw_dir, "cal_housing.tgz")
+def california_from_statlib(arr: np.ndarray):
+    """(X, y) exactly as scikit-learn's fetch_california_housing derives them from cal_housing.data.
+
+    StatLib columns: longitude, latitude, housingMedianAge, totalRooms, totalBedrooms, population,
+    households, medianIncome, medianHouseValue.  Features: MedInc, HouseAge, AveRooms = rooms/households,
+    AveBedrms = bedrooms/households, Population, AveOccup = population/households, Latitude, Longitude;
+    target = medianHouseValue / 100,000.
+    """
+    lon, lat, age, rooms, beds, pop, hh, inc, val = (arr[:, i] for i in range(9))
+    X = np.column_stack([inc, age, rooms / hh, beds / hh, pop, pop / hh, lat, lon])
+    return X, val / 100000.0
+
+
+def load_california(raw_dir, allow_unverified: bool = False, checks: Optional[Checks] = None):
+    root, data_path, tgz = _cal_paths(raw_dir)
+    checks = checks if checks is not None else Checks("california_housing", raw_dir, allow_unverified)
+    want_data = registry.CHECKSUMS["california_housing"]["cal_housing.data"][1]
+    if data_path.is_file():
+        src, raw = data_path, data_path.read_bytes()
+        got = bytes_sha256(raw)
+        if got == want_data:
+            checks.record(src, "sha256 = StatLib cal_housing.data (inside scikit-learn's cal_housing.tgz)", True, got)
+        else:
+            checks.unverified(src, f"sha256 is {got}", f"expected sha256 {want_data}", got)
+    elif tgz.is_file():
+        src = tgz
+        want_tgz = registry.CHECKSUMS["california_housing"]["cal_housing.tgz"][1]
+        tgz_ok = sha256_of(tgz) == want_tgz
         try:
-            _pkz_from_tgz(tgz, pkz)
+            with tarfile.open(tgz, mode="r:gz") as tf:
+                member = tf.extractfile(CAL_MEMBER)
+                if member is None:
+                    raise KeyError(CAL_MEMBER)
+                raw = member.read()
         except Exception as exc:
-            raise DataCorruptError(f"Dataset 'california_housing': cannot read {tgz}: {exc}") from exc
+            raise DataCorruptError(f"Dataset 'california_housing': cannot read {CAL_MEMBER} from {tgz.resolve()}: "
+                                   f"{type(exc).__name__}: {exc}") from exc
+        if tgz_ok:
+            checks.record(tgz, f"sha256 = published (scikit-learn ARCHIVE, {want_tgz})", True)
+        elif bytes_sha256(raw) == want_data:
+            checks.record(tgz, f"sha256 of {CAL_MEMBER} inside = StatLib cal_housing.data (repacked archive)", True)
+        else:
+            checks.unverified(tgz, f"sha256 is {sha256_of(tgz)}",
+                              f"expected sha256 {want_tgz} (or a {CAL_MEMBER} with sha256 {want_data})")
+    else:
+        pkz = root / "cal_housing_py3.pkz"
+        raise missing_error("california_housing", raw_dir, [("cal_housing.tgz", "cal_housing.data")],
+                            note=(f"({pkz.resolve()} exists but is never read: it is a pickle, and unpickling a "
+                                  "file runs code. Provide the archive or the data file.)" if pkz.exists() else ""))
     try:
-        X, y = fetch_california_housing(data_home=str(root), download_if_missing=False, return_X_y=True)
+        arr = np.loadtxt(io.BytesIO(raw), delimiter=",", ndmin=2, dtype=np.float64)
     except Exception as exc:
-        raise DataCorruptError(f"Dataset 'california_housing': scikit-learn cannot load {pkz}: "
-                               f"{type(exc).__name__}: {exc}. Delete it and place cal_housing.tgz "
-                               f"(sha256 {registry.CHECKSUMS['california_housing']['cal_housing.tgz'][1]}) "
-                               f"in {root.resolve()}.") from exc
-    if X.ndim != 2 or X.shape[1] != 8 or len(y) != len(X):
-        raise DataCorruptError(f"Dataset 'california_housing': unexpected shape {X.shape} in {pkz}")
-    info.update({"file": str(pkz), "sha256": sha256_of(pkz), "rows": int(len(y)),
-                 "rows_match_official": int(len(y)) == CAL_ROWS})
-    return X, y, info
+        raise DataCorruptError(f"Dataset 'california_housing': {src.resolve()} is not a comma-separated numeric "
+                               f"table: {type(exc).__name__}: {exc}") from exc
+    if arr.shape[1] != 9 or not np.isfinite(arr).all() or (arr[:, 6] <= 0).any():
+        raise DataCorruptError(f"Dataset 'california_housing': {src.resolve()} has shape {arr.shape} (expected "
+                               "N x 9 StatLib columns, finite, households > 0)")
+    X, y = california_from_statlib(arr)
+    return X, y, {"file": str(src), "sha256": sha256_of(src), "rows": int(len(y)),
+                  "rows_match_official": int(len(y)) == CAL_ROWS, "checks": checks}
 
 
 def preprocess_california(raw_dir, options: Dict[str, Any]):
-    X, y, info = load_california(raw_dir)
+    X, y, info = load_california(raw_dir, bool(options.get("allow_unverified", False)))
+    checks = info.pop("checks")
     return build_regression("california_housing", X, y, CAL_FEATURES, "MedHouseVal", options,
-                            {"source": info, "target_units": "100,000 USD"})
+                            {"source": info, "target_units": "100,000 USD",
+                             "provenance": checks.provenance("California Housing (StatLib, Pace & Barry 1997)")})
 
 
 # =========================================================================== smoke: diabetes
+def bundled_provenance(status: str, note: str, sklearn_files: List[str] = ()) -> Dict[str, Any]:
+    """Provenance of a smoke set: ``stand-in`` (bundled real data, files listed) or ``generated``."""
+    files = []
+    if sklearn_files:
+        import sklearn.datasets
+        base = Path(sklearn.datasets.__file__).parent / "data"
+        for f in sklearn_files:
+            p = base / f
+            files.append({"path": f"sklearn/datasets/data/{f}", "sha256": sha256_of(p) if p.is_file() else "",
+                          "check": "bundled with the installed scikit-learn (not a published checksum)",
+                          "verified": False})
+    return {"status": status, "files": files, "note": note}
+
+
+
 def preprocess_smoke_diabetes(options: Dict[str, Any]):
     """scikit-learn's bundled diabetes data, unscaled features, target in original units."""
     from sklearn.datasets import load_diabetes
     d = load_diabetes(scaled=False)
     return build_regression("smoke_diabetes", d.data, d.target, list(d.feature_names), "disease_progression",
                             options, {"source": {"sklearn": "load_diabetes(scaled=False)"},
+                                      "provenance": bundled_provenance(
+                                          "stand-in", "scikit-learn's bundled 'diabetes' data (Efron et al. "
+                                          "2004), load_diabetes(scaled=False); stands in for the paper's tabular sets",
+                                          ["diabetes_data_raw.csv.gz", "diabetes_target.csv.gz"]),
                                       "target_units": "quantitative disease progression one year after baseline"})

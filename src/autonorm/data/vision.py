@@ -21,16 +21,17 @@ import gzip
 import os
 import shutil
 import tempfile
+import zlib
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 import torch
 
 from . import registry
-from .errors import DataError
-from .integrity import missing_error, verify_file
-from .storage import holdout, val_count
+from .errors import DataCorruptError, DataError
+from .integrity import Checks, file_hash, missing_error, require_network, verify_file
+from .storage import holdout, subsample_train, val_count
 
 TV_FOLDER = {"mnist": "MNIST", "fashion_mnist": "FashionMNIST"}
 CIFAR_FOLDER = {"cifar10": "cifar-10-batches-py", "cifar100": "cifar-100-python"}
@@ -92,58 +93,83 @@ def _extract_gz(src: Path, dst: Path) -> None:
         raise
 
 
-def ensure_raw(name: str, raw_dir: os.PathLike) -> Dict[str, Any]:
-    """Verify the raw files of a vision dataset (extracting verified archives torchvision-style).
-
-    Returns provenance info for meta.json.  Raises DataMissingError/DataCorruptError.
-    """
-    root = Path(raw_dir) / name
-    info: Dict[str, Any] = {"verified": [], "unverified": []}
-    if name in TV_FOLDER:
-        missing = []
-        for rel in registry.CHECKSUMS[name]:
-            gz, plain = root / rel, root / rel[:-3]
-            if gz.is_file():
-                verify_file(name, raw_dir, rel)
-                info["verified"].append(rel)
-                if not plain.is_file():
-                    _extract_gz(gz, plain)
-            elif plain.is_file():
-                info["unverified"].append(rel[:-3])  # MD5s are published for the .gz only
+def _check_idx(name: str, raw_dir: os.PathLike, checks: Checks) -> None:
+    """MNIST-style IDX files: verify the uncompressed bytes (.gz of any compressor, or plain), extract."""
+    folder = Path(raw_dir) / name / TV_FOLDER[name] / "raw"
+    missing = []
+    for base, want in registry.IDX_MD5[name].items():
+        plain, gz = folder / base, folder / (base + ".gz")
+        if plain.is_file():  # what torchvision reads: verify exactly these bytes
+            got = file_hash(plain, "md5")
+            if got == want:
+                checks.record(plain, f"md5 = published md5 of the uncompressed file ({want})", True)
             else:
-                missing.append(rel)
-        if missing:
-            raise missing_error(name, raw_dir, missing)
+                checks.unverified(plain, f"md5 is {got}", f"expected md5 {want} (uncompressed {base})")
+        elif gz.is_file():
+            try:
+                got = file_hash(gz, "md5", decompressed=True)
+            except (OSError, EOFError, zlib.error) as exc:
+                raise DataCorruptError(f"Dataset {name!r}: {gz.resolve()} is not a readable gzip file "
+                                       f"({type(exc).__name__}: {exc}). Replace it with the official "
+                                       f"{base}.gz or the uncompressed {base}.\n"
+                                       f"Expected layout: {registry.RAW_LAYOUT[name]}") from exc
+            if got == want:
+                official_gz = registry.CHECKSUMS[name][f"{TV_FOLDER[name]}/raw/{base}.gz"][1]
+                same_gz = file_hash(gz, "md5") == official_gz
+                checks.record(gz, f"md5 of decompressed bytes = published ({want})"
+                              + ("; the .gz is the official archive too" if same_gz else
+                                 "; recompressed .gz (container differs from the official archive)"), True)
+            else:
+                checks.unverified(gz, f"md5 of its decompressed bytes is {got}",
+                                  f"expected md5 {want} (uncompressed {base})")
+            _extract_gz(gz, plain)
+        else:
+            missing.append((f"{TV_FOLDER[name]}/raw/{base}.gz", f"{TV_FOLDER[name]}/raw/{base}"))
+    if missing:
+        raise missing_error(name, raw_dir, missing)
+
+
+def ensure_raw(name: str, raw_dir: os.PathLike, checks: Optional[Checks] = None) -> Checks:
+    """Verify the raw files of a vision dataset (extracting archives torchvision-style).
+
+    Returns the ``Checks`` with one provenance record per file read.  Raises
+    DataMissingError/DataCorruptError (unless ``checks.allow_unverified``).
+    """
+    checks = checks if checks is not None else Checks(name, raw_dir)
+    root = Path(raw_dir) / name
+    if name in TV_FOLDER:
+        _check_idx(name, raw_dir, checks)
     elif name in CIFAR_FOLDER:
         folder = CIFAR_FOLDER[name]
         rels = [r for r in registry.CHECKSUMS[name] if r.startswith(folder + "/")]
         if not all((root / r).is_file() for r in rels):
             tar = CIFAR_TAR[name]
             if not (root / tar).is_file():
-                raise missing_error(name, raw_dir, [tar] + [r for r in rels if not (root / r).is_file()],
-                                    note="Provide either the archive or all extracted files.")
-            verify_file(name, raw_dir, tar)
-            info["verified"].append(tar)
+                absent = [r.split("/", 1)[1] for r in rels if not (root / r).is_file()]
+                partial = (root / folder).is_dir() and len(absent) < len(rels)
+                raise missing_error(name, raw_dir, [(tar, folder + "/")],
+                                    note=f"(the extracted folder lacks: {', '.join(absent)})" if partial else "")
+            verify_file(name, raw_dir, tar, checks)
             from torchvision.datasets.utils import extract_archive
             extract_archive(str(root / tar), str(root))
         for r in rels:
-            verify_file(name, raw_dir, r)
-            info["verified"].append(r)
+            verify_file(name, raw_dir, r, checks)
     elif name == "svhn":
         missing = [r for r in registry.CHECKSUMS[name] if not (root / r).is_file()]
         if missing:
             raise missing_error(name, raw_dir, missing)
         for r in registry.CHECKSUMS[name]:
-            verify_file(name, raw_dir, r)
-            info["verified"].append(r)
+            verify_file(name, raw_dir, r, checks)
     else:
         raise KeyError(name)
-    return info
+    return checks
 
 
 def download(name: str, raw_dir: os.PathLike) -> None:
     """Fetch the official files with torchvision (network needed); then verify them."""
     root = Path(raw_dir) / name
+    require_network(name, raw_dir, [r for r in registry.CHECKSUMS[name] if not (root / r).is_file()]
+                    or list(registry.CHECKSUMS[name]))
     root.mkdir(parents=True, exist_ok=True)
     cls = _verified_class(name)
     try:
@@ -159,10 +185,10 @@ def download(name: str, raw_dir: os.PathLike) -> None:
                             note=f"Download with torchvision failed: {type(exc).__name__}: {exc}") from exc
 
 
-def load_raw(name: str, raw_dir: os.PathLike) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-                                                       List[str], Dict[str, Any]]:
-    """Official (x_train, y_train, x_test, y_test, class_names, provenance); x uint8 NCHW."""
-    info = ensure_raw(name, raw_dir)
+def load_raw(name: str, raw_dir: os.PathLike, allow_unverified: bool = False
+             ) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, List[str], Checks]:
+    """Official (x_train, y_train, x_test, y_test, class_names, checks); x uint8 NCHW."""
+    info = ensure_raw(name, raw_dir, Checks(name, raw_dir, allow_unverified))
     cls = _verified_class(name)
     root = str(Path(raw_dir) / name)
     try:
@@ -183,7 +209,6 @@ def load_raw(name: str, raw_dir: os.PathLike) -> Tuple[np.ndarray, np.ndarray, n
     except DataError:
         raise
     except Exception as exc:
-        from .errors import DataCorruptError
         raise DataCorruptError(f"Dataset {name!r}: torchvision could not read the raw files in {root}: "
                                f"{type(exc).__name__}: {exc}\nExpected layout: {registry.RAW_LAYOUT[name]}") from exc
     return xs[0], ys[0], xs[1], ys[1], classes, info
@@ -231,11 +256,14 @@ def build_vision(name: str, splits: Dict[str, Tuple[np.ndarray, np.ndarray]], cl
 
 
 def preprocess(name: str, raw_dir: os.PathLike, options: Dict[str, Any]):
-    """Official data -> (meta, splits) with the seeded validation holdout."""
-    x_tr, y_tr, x_te, y_te, classes, info = load_raw(name, raw_dir)
+    """Official data -> (meta, splits) with the seeded validation holdout (and optional ``max_train``)."""
+    x_tr, y_tr, x_te, y_te, classes, checks = load_raw(name, raw_dir, bool(options.get("allow_unverified", False)))
     seed = int(options.get("split_seed", 0))
     tr_idx, va_idx = holdout(len(y_tr), val_count(len(y_tr), options), seed)
+    tr_idx, sub_note = subsample_train(tr_idx, options, seed)
     splits = {"train": (x_tr[tr_idx], y_tr[tr_idx]), "val": (x_tr[va_idx], y_tr[va_idx]), "test": (x_te, y_te)}
+    note = "val = seeded holdout of the official train split; test = official test split" + sub_note
     return build_vision(name, splits, classes, options,
-                        {"source": {"raw_dir": str(Path(raw_dir) / name), **info},
-                         "split_note": "val = seeded holdout of the official train split; test = official test split"})
+                        {"source": {"raw_dir": str(Path(raw_dir) / name), "files": [f["path"] for f in checks.files]},
+                         "provenance": checks.provenance(f"official {name} files"),
+                         "max_train": options.get("max_train"), "split_note": note})

@@ -1,0 +1,284 @@
+"""``autonorm-data download --from DIR``: take a dataset's raw files from a local folder.
+
+Why: compute nodes are often offline, and the data usually exists somewhere
+already (a mirror, a Debian package such as ``dataset-fashion-mnist``, a
+colleague's copy), in whatever sub-layout.  The accepted files are found by
+name anywhere below DIR; where several files share a name (a mirror holding
+MNIST and Fashion-MNIST), the one whose content verifies wins, then the one
+whose path names the dataset.  They are copied (each atomically: temporary
+name, then rename) to where the loaders expect them in ``R/<dataset>/``;
+other accepted forms already there (which a loader might prefer) and files
+derived from the replaced ones are removed.  The caller then verifies them
+exactly like files placed by hand.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+from . import registry
+from .errors import DataCorruptError, DataMissingError
+from .integrity import file_hash, missing_error
+
+Plan = List[Tuple[Path, str]]  # (source file or folder, destination relative to R/<dataset>)
+
+_HINTS = {"mnist": ("mnist",), "fashion_mnist": ("fashion",), "cifar10": ("cifar-10", "cifar10"),
+          "cifar100": ("cifar-100", "cifar100"), "svhn": ("svhn",), "ptb_pos": ("treebank", "ptb"),
+          "sst2": ("sst",), "energy_efficiency": ("energy", "enb2012"), "california_housing": ("cal",),
+          "cifar10c": ("cifar-10-c", "cifar10c")}
+
+
+class _Index:
+    """Every file and folder below DIR, by name (one walk)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.files: Dict[str, List[Path]] = {}
+        self.dirs: Dict[str, List[Path]] = {}
+        for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+            dirnames.sort()
+            base = Path(dirpath)
+            for d in dirnames:
+                self.dirs.setdefault(d, []).append(base / d)
+            for f in sorted(filenames):
+                self.files.setdefault(f, []).append(base / f)
+
+    def all_dirs(self) -> List[Path]:
+        return [p for ps in self.dirs.values() for p in ps] + [self.root]
+
+
+def _hinted(name: str, p: Path) -> bool:
+    s = str(p).lower()
+    if name == "mnist" and "fashion" in s:
+        return False
+    return any(h in s for h in _HINTS.get(name, ()))
+
+
+def _pick(name: str, what: str, cands: Sequence[Path], good: Optional[Callable[[Path], bool]]) -> Optional[Path]:
+    """The candidate whose content verifies; else the only one; else the only one whose path names the dataset."""
+    cands = list(cands)
+    if not cands:
+        return None
+    if good is not None:
+        for c in cands:
+            try:
+                if good(c):
+                    return c
+            except Exception:  # unreadable candidate: not the one; the loader will report if chosen
+                continue
+    if len(cands) == 1:
+        return cands[0]
+    hinted = [c for c in cands if _hinted(name, c)]
+    if len(hinted) == 1:
+        return hinted[0]
+    raise DataCorruptError(f"Dataset {name!r}: several candidates for {what} below the --from folder and none "
+                           f"verifies: {', '.join(str(c) for c in cands)}. Point --from at the folder that holds "
+                           f"the one you mean.")
+
+
+def _checksum_ok(dataset: str, rel: str) -> Callable[[Path], bool]:
+    algo, want = registry.CHECKSUMS[dataset][rel]
+    return lambda p: file_hash(p, algo) == want
+
+
+def _idx_ok(dataset: str, base: str) -> Callable[[Path], bool]:
+    want = registry.IDX_MD5[dataset][base]
+    return lambda p: file_hash(p, "md5", decompressed=p.name.endswith(".gz")) == want
+
+
+# ------------------------------------------------------------------ per-dataset plans
+def _plan_idx(name, ix: _Index, opts) -> Tuple[Plan, List[str], list]:
+    folder = {"mnist": "MNIST", "fashion_mnist": "FashionMNIST"}[name]
+    plan, stale, missing = [], [], []
+    for base in registry.IDX_MD5[name]:
+        src = _pick(name, base, ix.files.get(base + ".gz", []) + ix.files.get(base, []), _idx_ok(name, base))
+        if src is None:
+            missing.append((f"{folder}/raw/{base}.gz", f"{folder}/raw/{base}"))
+            continue
+        plan.append((src, f"{folder}/raw/{src.name}"))
+        # the other form would shadow (plain is read first) or be stale (an extraction of an old .gz)
+        stale.append(f"{folder}/raw/{base}" if src.name.endswith(".gz") else f"{folder}/raw/{base}.gz")
+    return plan, stale, missing
+
+
+def _plan_cifar(name, ix: _Index, opts):
+    folder, tar = {"cifar10": ("cifar-10-batches-py", "cifar-10-python.tar.gz"),
+                   "cifar100": ("cifar-100-python", "cifar-100-python.tar.gz")}[name]
+    members = [r.split("/", 1)[1] for r in registry.CHECKSUMS[name] if r.startswith(folder + "/")]
+    dirs = [d for d in ix.dirs.get(folder, []) if all((d / m).is_file() for m in members)]
+    t = _pick(name, tar, ix.files.get(tar, []), _checksum_ok(name, tar))
+    if t is not None and (not dirs or _checksum_ok(name, tar)(t)):
+        return [(t, tar)], [folder], []
+    d = _pick(name, folder, dirs, None)
+    if d is not None:
+        return [(d, folder)], [tar], []
+    return [], [], [(tar, folder + "/")]
+
+
+def _plan_files(rels_by_name: Dict[str, str], dataset: str):
+    def plan(name, ix: _Index, opts):
+        out, missing = [], []
+        for fname, rel in rels_by_name.items():
+            good = _checksum_ok(dataset, rel) if rel in registry.CHECKSUMS.get(dataset, {}) else None
+            src = _pick(name, fname, ix.files.get(fname, []), good)
+            if src is None:
+                missing.append(rel)
+            else:
+                out.append((src, rel))
+        return out, [], missing
+    return plan
+
+
+def _plan_alternatives(alts: List[Tuple[str, str]], dataset: str):
+    """First accepted single-file form found (a verified one preferred); the other forms are removed."""
+    def plan(name, ix: _Index, opts):
+        found = []
+        for fname, rel in alts:
+            good = _checksum_ok(dataset, rel) if rel in registry.CHECKSUMS.get(dataset, {}) else None
+            src = _pick(name, fname, ix.files.get(fname, []), good)
+            if src is not None:
+                found.append((src, rel, good is not None and good(src)))
+        if not found:
+            return [], [], [tuple(rel for _, rel in alts)]
+        src, rel, _ = next((f for f in found if f[2]), found[0])
+        return [(src, rel)], [r for _, r in alts if r != rel], []
+    return plan
+
+
+def _plan_ptb(name, ix: _Index, opts):
+    if opts.get("ptb_source") == "wsj_full":
+        roots = [d for d in ix.all_dirs()
+                 if sum(1 for s in range(25) if any((d / f"{s:02d}").glob("wsj_*.mrg"))) >= 3]
+        root = _pick(name, "the WSJ folder (sections 00..24)", roots, None)
+        if root is None:
+            return [], [], ["wsj/00/wsj_0001.mrg"]
+        return [(root, "wsj")], [], []
+    zip_rel = "nltk_data/corpora/treebank.zip"
+    z = _pick(name, "treebank.zip", ix.files.get("treebank.zip", []), _checksum_ok("ptb_pos", zip_rel))
+    if z is not None:
+        return [(z, zip_rel)], [], []
+    dirs = [d for d in ix.all_dirs() if any(d.glob("wsj_*.mrg"))]
+    d = _pick(name, "the folder of wsj_*.mrg files", [x for x in dirs if x.name == "combined"] or dirs, None)
+    if d is not None:
+        return [(d, "nltk_data/corpora/treebank/combined")], [zip_rel], []
+    return [], [], [(zip_rel, "nltk_data/corpora/treebank/combined/wsj_0001.mrg")]
+
+
+def _plan_sst2(name, ix: _Index, opts):
+    pairs = [("train.tsv", "dev.tsv", "SST-2/train.tsv", "SST-2/dev.tsv"),
+             ("train-00000-of-00001.parquet", "validation-00000-of-00001.parquet",
+              "sst2/train-00000-of-00001.parquet", "sst2/validation-00000-of-00001.parquet"),
+             ("train.parquet", "validation.parquet", "train.parquet", "validation.parquet")]
+    all_rels = ["SST-2.zip"] + [r for p in pairs for r in p[2:]]
+    for a, b, ra, rb in pairs:
+        good = _checksum_ok("sst2", ra) if ra in registry.CHECKSUMS["sst2"] else None
+        src = _pick(name, a, [p for p in ix.files.get(a, []) if (p.parent / b).is_file()], good)
+        if src is not None:
+            return [(src, ra), (src.parent / b, rb)], [r for r in all_rels if r not in (ra, rb)], []
+        if a == "train.tsv":  # the GLUE zip comes right after the TSVs in preference
+            z = _pick(name, "SST-2.zip", ix.files.get("SST-2.zip", []), None)
+            if z is not None:
+                return [(z, "SST-2.zip")], [r for r in all_rels if r != "SST-2.zip"], []
+    return [], [], [("SST-2/train.tsv", "SST-2.zip", "sst2/train-00000-of-00001.parquet")]
+
+
+def _plan_cifar10c(name, ix: _Index, opts):
+    t = _pick(name, "CIFAR-10-C.tar", ix.files.get("CIFAR-10-C.tar", []), None)
+    if t is not None:
+        return [(t, "CIFAR-10-C.tar")], ["CIFAR-10-C"], []
+    dirs = [d for d in ix.dirs.get("CIFAR-10-C", []) if (d / "labels.npy").is_file()]
+    d = _pick(name, "CIFAR-10-C/", dirs, None)
+    if d is not None:
+        return [(d, "CIFAR-10-C")], ["CIFAR-10-C.tar"], []
+    return [], [], [("CIFAR-10-C.tar", "CIFAR-10-C/labels.npy")]
+
+
+_PLANNERS = {
+    "mnist": _plan_idx, "fashion_mnist": _plan_idx, "cifar10": _plan_cifar, "cifar100": _plan_cifar,
+    "svhn": _plan_files({"train_32x32.mat": "train_32x32.mat", "test_32x32.mat": "test_32x32.mat"}, "svhn"),
+    "ptb_pos": _plan_ptb, "sst2": _plan_sst2,
+    "energy_efficiency": _plan_alternatives([("ENB2012_data.xlsx", "ENB2012_data.xlsx"),
+                                             ("ENB2012_data.csv", "ENB2012_data.csv"),
+                                             ("energy+efficiency.zip", "energy+efficiency.zip")], "energy_efficiency"),
+    "california_housing": _plan_alternatives([("cal_housing.tgz", "cal_housing.tgz"),
+                                              ("cal_housing.data", "cal_housing.data")], "california_housing"),
+    "cifar10c": _plan_cifar10c,
+}
+
+
+# ------------------------------------------------------------------ copying
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _copy_file(src: Path, dst: Path) -> None:
+    if _same(src, dst):
+        return
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".part", dir=str(dst.parent))
+    os.close(fd)
+    try:
+        shutil.copyfile(src, tmp)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, dst)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _copy_dir(src: Path, dst: Path) -> None:
+    if _same(src, dst):
+        return
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dst.name}.", suffix=".part", dir=str(dst.parent)))
+    try:
+        shutil.copytree(src, tmp, dirs_exist_ok=True)
+        os.chmod(tmp, 0o755)
+        if dst.exists():
+            shutil.rmtree(dst)
+        os.rename(tmp, dst)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _remove(p: Path) -> None:
+    if p.is_dir() and not p.is_symlink():
+        shutil.rmtree(p)
+    elif p.exists() or p.is_symlink():
+        p.unlink()
+    else:
+        return
+    print(f"[autonorm-data] removed {p} (replaced by the files from --from)", file=sys.stderr)
+
+
+def place_from(name: str, raw_dir: os.PathLike, from_dir: os.PathLike, options: Dict) -> List[str]:
+    """Copy ``name``'s accepted raw files from ``from_dir`` into ``R/<name>/``; returns the destinations."""
+    src_root = Path(from_dir)
+    if not src_root.is_dir():
+        raise DataMissingError(f"--from {src_root}: no such folder")
+    spec = registry.DATASETS.get(name)
+    if spec is not None and not spec.needs_download:
+        return []  # smoke sets: nothing to copy
+    if name not in _PLANNERS:
+        raise KeyError(f"no --from support for dataset {name!r}")
+    plan, stale, missing = _PLANNERS[name](name, _Index(src_root), options)
+    if missing:
+        raise missing_error(name, raw_dir, missing,
+                            note=f"Searched {src_root.resolve()} (all sub-folders) for these file names and "
+                                 "found none of the accepted forms.")
+    root = Path(raw_dir) / name
+    for rel in stale:
+        _remove(root / rel)
+    for src, rel in plan:
+        (_copy_dir if src.is_dir() else _copy_file)(src, root / rel)
+        print(f"[autonorm-data] {name}: {src} -> {root / rel}", file=sys.stderr)
+    return [rel for _, rel in plan]
