@@ -1,21 +1,128 @@
-"""Checkpoint I/O for the trainer: atomic saves and the RNG state that makes a
-resumed run end with the same numbers as an uninterrupted one."""
+"""Checkpoint I/O for the trainer: atomic, rotated saves; a load that falls back
+to the previous good checkpoint; and the RNG state that makes a resumed run end
+with the same numbers as an uninterrupted one.
+
+A run folder holds ``checkpoint.pt`` (the last epoch) and ``checkpoint.prev.pt``
+(the epoch before). A save writes a temp file, moves the current checkpoint to
+``.prev`` and the temp file into place, each step an ``os.replace``; a kill at
+any point leaves at least one complete checkpoint.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 from pathlib import Path
 
 import torch
 
+from .io_utils import WriteFailed
+
+log = logging.getLogger("autonorm.checkpoint")
+
 CHECKPOINT_FORMAT = 1
+CHECKPOINT = "checkpoint.pt"
+PREVIOUS = "checkpoint.prev.pt"
+CORRUPT = "checkpoint.corrupt.pt"  # an unreadable checkpoint.pt, moved aside so it never becomes .prev
+_REQUIRED = ("format", "config_hash", "epoch", "step", "train_time_s", "model", "optimizer", "history",
+             "freeze", "rng")
+
+
+def _temp_path(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+
+
+def _write_temp(obj, path: Path) -> Path:
+    """torch.save ``obj`` to a temp file beside ``path`` (flushed to disk); errors name ``path``."""
+    tmp = _temp_path(path)
+    try:
+        with open(tmp, "wb") as fh:
+            torch.save(obj, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except (OSError, RuntimeError) as e:
+        # torch reports a full disk as "[enforce fail at inline_container.cc] unexpected pos": no path
+        tmp.unlink(missing_ok=True)
+        raise WriteFailed(path, e) from e
+    return tmp
 
 
 def save_atomic(obj, path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
+    """torch.save ``obj`` to ``path`` atomically; a failure raises WriteFailed naming ``path``."""
+    path = Path(path)
+    tmp = _write_temp(obj, path)
+    try:
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise WriteFailed(path, e) from e
+
+
+def save_checkpoint(obj: dict, run_dir: Path) -> None:
+    """Write ``checkpoint.pt``, keeping the one it replaces as ``checkpoint.prev.pt``."""
+    path, prev = Path(run_dir) / CHECKPOINT, Path(run_dir) / PREVIOUS
+    tmp = _write_temp(obj, path)
+    try:
+        if path.exists():
+            os.replace(path, prev)
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise WriteFailed(path, e) from e
+
+
+def _read(path: Path, device: torch.device) -> dict:
+    ckpt = torch.load(path, map_location=device, weights_only=True)
+    missing = [k for k in _REQUIRED if not isinstance(ckpt, dict) or k not in ckpt]
+    if missing:
+        raise ValueError(f"not a training checkpoint (missing {', '.join(missing)})")
+    return ckpt
+
+
+def load_checkpoint(run_dir: Path, device: torch.device, config_hash: str) -> dict | None:
+    """The newest readable checkpoint of this config, or None (start fresh).
+
+    An unreadable ``checkpoint.pt`` (truncated by a full disk, a crash without
+    flush) is moved aside with a warning naming it and ``checkpoint.prev.pt`` is
+    tried next; a checkpoint of another config is ignored with a warning.
+    """
+    run_dir = Path(run_dir)
+    for name in (CHECKPOINT, PREVIOUS):
+        path = run_dir / name
+        if not path.exists():
+            continue
+        try:
+            ckpt = _read(path, device)
+        except Exception as e:  # noqa: BLE001 - torch.load raises many types for a damaged file
+            reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+            log.warning("checkpoint %s is unreadable (%s: %s); falling back to %s", path, type(e).__name__,
+                        reason, "the previous checkpoint" if name == CHECKPOINT else "a fresh start")
+            if name == CHECKPOINT:
+                os.replace(path, run_dir / CORRUPT)
+            continue
+        if ckpt["format"] != CHECKPOINT_FORMAT or ckpt["config_hash"] != config_hash:
+            log.warning("ignoring checkpoint %s: it belongs to another config (hash %s, this run %s)",
+                        path, ckpt.get("config_hash"), config_hash)
+            return None
+        return ckpt
+    return None
+
+
+def clean_stale_temp_files(run_dir: Path) -> list[Path]:
+    """Remove temp files (``.<name>.*.tmp``) left in a run folder by killed writers.
+
+    Only called with the run folder's lock held: every writer of a run folder
+    holds that lock, so any temp file found then belongs to a dead process.
+    """
+    removed = []
+    for p in Path(run_dir).glob(".*.tmp"):
+        if p.is_file():
+            p.unlink(missing_ok=True)
+            removed.append(p)
+    if removed:
+        log.warning("removed temp files left by an interrupted run: %s", ", ".join(p.name for p in removed))
+    return removed
 
 
 def rng_state(gen: torch.Generator, rng: random.Random) -> dict:

@@ -8,6 +8,12 @@ Rotation accuracy is test accuracy on the 90-degree rotated test images (no
 rotation augmentation in training). Corruption accuracy is reported for every
 corruption x severity, the paper's subset at severity 3 and their mean, and
 the mean over all 15 x 5.
+
+With ``--expected-config-hash`` (the workflow passes the hash of the run config
+it expects) the run folder must belong to that config: its ``config.json``,
+``metrics.json`` (or ``failed.json``) and ``model.json`` must all carry it, or
+the evaluation is refused with an error naming the folder and nothing is
+written. The eval JSON records the ``config_hash`` it evaluated.
 """
 
 from __future__ import annotations
@@ -25,11 +31,55 @@ from .data import CORRUPTIONS, load_corruptions, load_processed
 from .device import resolve_device
 from .io_utils import read_json, write_json_atomic
 from .metrics import classification_metrics
+from .provenance import run_config_hash
 from .tasks import Task, load_trained_model, run_eval
 
 log = logging.getLogger("autonorm.evaluate")
 
 PAPER_CORRUPTIONS = ("gaussian_noise", "motion_blur", "brightness")
+
+
+class StaleRun(RuntimeError):
+    """The run folder does not hold a finished run of the expected config."""
+
+
+def check_run_folder(run_dir: str | Path, expected_hash: str | None = None) -> tuple[dict, str]:
+    """The run's config and its config hash, after checking that every output
+    of the folder belongs to that config (and to ``expected_hash`` when given)."""
+    run_dir = Path(run_dir)
+    cfg_path = run_dir / "config.json"
+    if not cfg_path.exists():
+        raise StaleRun(f"run folder {run_dir} has no config.json: the run has not started; train it first")
+    cfg = read_json(cfg_path)
+    chash = run_config_hash(cfg)
+    if expected_hash and chash != expected_hash:
+        raise StaleRun(f"run folder {run_dir}: config.json has config hash {chash}, expected {expected_hash}: "
+                       f"the folder holds a run of other settings; rerun its training job")
+    failed = run_dir / "failed.json"
+    outputs = [failed] if failed.exists() else [run_dir / "metrics.json", run_dir / "model.json"]
+    for p in outputs:
+        if p.exists():
+            recorded = read_json(p).get("config_hash")
+        elif p.name == "model.json":
+            recorded = None  # written since outputs carry the config hash; older runs lack it
+        else:
+            raise StaleRun(f"run folder {run_dir} has no {p.name}: the run has not finished; rerun its training job")
+        if recorded is None and expected_hash:
+            raise StaleRun(f"run folder {run_dir}: {p.name} records no config hash (written by an older "
+                           f"version): it cannot be tied to config {expected_hash}; rerun its training job")
+        if recorded is not None and recorded != chash:
+            raise StaleRun(f"run folder {run_dir}: {p.name} has config hash {recorded} but config.json has "
+                           f"{chash}: its outputs are from another run; rerun its training job")
+    return cfg, chash
+
+
+def _run_identity(cfg: dict, chash: str) -> dict:
+    """What ties an eval JSON to its run: the config hash, and the ablation labels when present."""
+    ident = {"config_hash": chash}
+    for key in ("variant", "same_run_as"):
+        if cfg.get(key) is not None:
+            ident[key] = cfg[key]
+    return ident
 
 
 @torch.no_grad()
@@ -65,10 +115,11 @@ def summarise_corruptions(acc: dict, severity: int = 3) -> dict:
 
 
 def evaluate_run(run_dir: str | Path, data_dir: str | Path, corr_dir: str | Path | None = None,
-                 device_name: str = "auto", batch_size: int = 1000, severity: int = 3) -> dict:
+                 device_name: str = "auto", batch_size: int = 1000, severity: int = 3,
+                 expected_hash: str | None = None) -> dict:
     run_dir = Path(run_dir)
+    cfg, chash = check_run_folder(run_dir, expected_hash)
     metrics = read_json(run_dir / "metrics.json")
-    cfg = read_json(run_dir / "config.json")
     device = resolve_device(device_name)
     data = load_processed(data_dir)
     task = Task(data.meta, cfg["train"], device)
@@ -78,7 +129,7 @@ def evaluate_run(run_dir: str | Path, data_dir: str | Path, corr_dir: str | Path
     result = {"dataset": metrics["dataset"], "method": metrics["method"], "seed": metrics["seed"],
               "status": "ok", "standin": bool(data.meta.get("standin", False)), "task": task.kind, "test": test,
               "rotation": None, "corruptions": None, "corruption_summary": None,
-              "corruption_generated": None, "cost": metrics["cost"]}
+              "corruption_generated": None, "cost": metrics["cost"], **_run_identity(cfg, chash)}
     if task.kind == "image_classification":
         x_rot, y_rot = data.split("test_rot90", device=device)
         result["rotation"] = {"accuracy": accuracy_on(model, task, x_rot, y_rot, batch_size)}
@@ -101,22 +152,29 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch-size", type=int, default=1000)
     p.add_argument("--severity", type=int, default=3, help="severity of the paper's corruption table")
     p.add_argument("--threads", type=int)
+    p.add_argument("--expected-config-hash", metavar="HASH",
+                   help="refuse unless the run folder holds a run of this config (provenance.run_config_hash)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(asctime)s %(levelname)s %(message)s")
     if args.threads:
         torch.set_num_threads(args.threads)
+    try:
+        cfg, chash = check_run_folder(args.run_dir, args.expected_config_hash)
+    except StaleRun as e:
+        log.error("%s", e)
+        print(f"autonorm-evaluate: {e}", file=sys.stderr)
+        return 2
     failed = Path(args.run_dir) / "failed.json"
     if failed.exists():
         # A diverged run has no model to evaluate: record it so the report lists it.
         info = read_json(failed)
-        status = read_json(Path(args.run_dir) / "config.json")
-        result = {"dataset": status["dataset"], "method": status["method"], "seed": status["seed"],
-                  "status": "diverged", "message": info.get("message")}
+        result = {"dataset": cfg["dataset"], "method": cfg["method"], "seed": cfg["seed"],
+                  "status": "diverged", "message": info.get("message"), **_run_identity(cfg, chash)}
         write_json_atomic(args.out, result)
         log.warning("run diverged: %s", info.get("message"))
         return 0
     result = evaluate_run(args.run_dir, args.data_dir, args.corruptions, args.device, args.batch_size,
-                          args.severity)
+                          args.severity, args.expected_config_hash)
     write_json_atomic(args.out, result)
     log.info("%s", json.dumps({k: result[k] for k in ("test", "rotation", "corruption_summary")}))
     return 0

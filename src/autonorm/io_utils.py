@@ -18,11 +18,33 @@ from typing import Any, Union
 PathLike = Union[str, os.PathLike]
 
 
+class WriteFailed(OSError):
+    """An output could not be written. The message names the file and the reason:
+    the OS's own message for a full disk or read-only folder often names only a
+    temp file, and torch's names no file at all."""
+
+    def __init__(self, path: PathLike, reason: BaseException | str):
+        if isinstance(reason, OSError) and reason.strerror:
+            why = reason.strerror
+        else:
+            why = (str(reason).splitlines() or [""])[0] or type(reason).__name__
+            if isinstance(reason, RuntimeError):
+                why += " (is the disk full or the folder read-only?)"
+        super().__init__(getattr(reason, "errno", None), f"cannot write {path}: {why}")
+        self.path = str(path)
+
+    def __str__(self) -> str:
+        return self.strerror
+
+
 def _atomic_write_bytes(path: PathLike, data: bytes) -> Path:
     """Write ``data`` to ``path`` via a same-directory temp file + os.replace."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=str(path.parent))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=str(path.parent))
+    except OSError as e:
+        raise WriteFailed(path, e) from e
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -38,11 +60,13 @@ def _atomic_write_bytes(path: PathLike, data: bytes) -> Path:
             mode = 0o666 & ~umask
         os.chmod(tmp, mode)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(e, OSError) and not isinstance(e, WriteFailed):
+            raise WriteFailed(path, e) from e
         raise
     return path
 
@@ -94,9 +118,12 @@ def write_json_atomic(path: PathLike, obj: Any, indent: int = 2, sort_keys: bool
 
 
 def read_json(path: PathLike) -> Any:
-    """Read a JSON file (utf-8)."""
+    """Read a JSON file (utf-8); a malformed file's error names the file."""
     with open(path, "r", encoding="utf-8") as fh:
-        return json.load(fh)
+        try:
+            return json.load(fh)
+        except json.JSONDecodeError as e:
+            raise json.JSONDecodeError(f"{path} is not valid JSON: {e.msg}", e.doc, e.pos) from None
 
 
 def read_table(folder: PathLike, name: str):
@@ -141,6 +168,7 @@ def save_figure_atomic(fig: Any, path: PathLike, **kwargs: Any) -> Path:
 
 
 __all__ = [
+    "WriteFailed",
     "write_json_atomic",
     "read_json",
     "read_table",

@@ -16,7 +16,27 @@ import torch
 
 
 def config_hash(cfg: dict) -> str:
+    """First 16 hex digits of the sha256 of ``cfg`` as canonical JSON (keys sorted)."""
     return hashlib.sha256(json.dumps(cfg, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+#: Run-config keys that say where files live, not what is computed: moving a
+#: results tree must not change a run's identity.
+PATH_ONLY_KEYS = ("out_dir", "data_dir")
+#: Execution settings the CLI may override after the workflow has hashed the
+#: config (``autonorm-train --threads``); they do not define the experiment.
+EXECUTION_ONLY_KEYS = {"runtime": ("threads",)}
+
+
+def run_config_hash(cfg: dict) -> str:
+    """The identity of a training run: ``config_hash`` of its resolved run config
+    without path-only and execution-only keys. Every output of a run records it;
+    evaluation and the report compare it with the run folder's ``config.json``."""
+    core = {k: v for k, v in cfg.items() if k not in PATH_ONLY_KEYS}
+    for block, keys in EXECUTION_ONLY_KEYS.items():
+        if isinstance(core.get(block), dict):
+            core[block] = {k: v for k, v in core[block].items() if k not in keys}
+    return config_hash(core)
 
 
 def _version(pkg: str) -> str | None:

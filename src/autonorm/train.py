@@ -3,10 +3,17 @@
     autonorm-train --run-config run.json          # or a JSON string
     autonorm-train --config config.yaml --dataset mnist --method autonorm_s --seed 0
 
-The run checkpoints every epoch (atomically) and resumes from the checkpoint
-when rerun with the same config; on CPU a resumed run ends with the same
-metrics as an uninterrupted one. A NaN/inf loss stops the run with an error
-naming the epoch and step and writes ``failed.json`` instead of metrics.
+The run checkpoints every epoch (atomically, keeping the previous checkpoint)
+and resumes from the checkpoint when rerun with the same config; on CPU a
+resumed run ends with the same metrics as an uninterrupted one. A run that
+does not resume first deletes every output of the folder's previous run, so no
+file in the folder can describe another config; every output records the run's
+``config_hash``. One process at a time may write a run folder (``.lock``).
+A NaN/inf loss stops the run with an error naming the epoch and step and
+writes ``failed.json`` instead of metrics.
+
+Exit codes: 0 done (or divergence recorded), 3 diverged, 4 run folder busy,
+5 an output could not be written.
 """
 
 from __future__ import annotations
@@ -24,17 +31,19 @@ import torch
 from torch import nn
 
 from . import cost
-from .checkpoint import CHECKPOINT_FORMAT, rng_state, save_atomic, set_rng_state
+from .checkpoint import (CHECKPOINT, CHECKPOINT_FORMAT, CORRUPT, PREVIOUS, clean_stale_temp_files,
+                         load_checkpoint, rng_state, save_atomic, save_checkpoint, set_rng_state)
 from .config import load_config, resolve_run_config
 from .data import load_processed
 from .device import resolve_device
-from .io_utils import write_json_atomic
+from .io_utils import WriteFailed, write_json_atomic
 from .methods import get_method
 from .metrics import VAL_METRIC
 from .models import build_model
 from .norms import freeze_selectors, should_freeze
 from .optim import lr_at, make_optimizer
-from .provenance import config_hash, env_info
+from .provenance import env_info, run_config_hash
+from .runlock import RunFolderBusy, RunFolderLock
 from .tasks import Task, load_trained_model, mix_batch, run_eval  # noqa: F401  (re-exported for benchmarks)
 
 log = logging.getLogger("autonorm.train")
@@ -42,6 +51,28 @@ log = logging.getLogger("autonorm.train")
 
 class TrainingDiverged(RuntimeError):
     pass
+
+
+# --------------------------------------------------------------------------- the run folder
+#: What a finished or failed run leaves; deleted when a run (re)starts, so a
+#: run that fails cannot leave an earlier run's numbers behind.
+FINAL_OUTPUTS = ("status.json", "failed.json", "metrics.json", "model.pt", "model.json", "freeze.json")
+#: Also deleted when the run does not resume: they describe the previous config.
+RUN_STATE = ("history.json", CHECKPOINT, PREVIOUS, CORRUPT, "config.json", "env.json")
+
+
+def invalidate_outputs(out_dir: Path, resuming: bool) -> list[str]:
+    """Delete the folder's old outputs before the run writes its config.json."""
+    removed = []
+    for name in FINAL_OUTPUTS + (() if resuming else RUN_STATE):
+        p = out_dir / name
+        if p.exists():
+            p.unlink()
+            removed.append(name)
+    if removed and not resuming:
+        log.warning("run folder %s held outputs of another config or an earlier attempt; removed %s",
+                    out_dir, ", ".join(removed))
+    return removed
 
 
 # --------------------------------------------------------------------------- the run
@@ -54,20 +85,34 @@ def _setup_determinism(seed: int, runtime: dict) -> None:
 
 
 def train_run(cfg: dict, stop_after_epochs: int | None = None) -> dict | None:
-    """Train (or resume) one run described by a resolved run config.
+    """Train (or resume) one run described by a resolved run config, holding the
+    run folder's lock (RunFolderBusy when another process holds it).
 
     Returns the final metrics, or None when ``stop_after_epochs`` stopped it
     early (used to simulate a preemption in tests).
     """
+    with RunFolderLock(cfg["out_dir"]):
+        return _train(cfg, stop_after_epochs)
+
+
+def _train(cfg: dict, stop_after_epochs: int | None) -> dict | None:
     t_start = time.time()
     out_dir = Path(cfg["out_dir"])
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "failed.json").unlink(missing_ok=True)
+    clean_stale_temp_files(out_dir)
+    chash = run_config_hash(cfg)
     method = get_method(cfg["method"])
     runtime, tcfg, acfg = cfg.get("runtime", {}), cfg["train"], cfg.get("autonorm", {})
     _setup_determinism(int(cfg["seed"]), runtime)
     device = resolve_device(runtime.get("device", "auto"))
     autocast = bool(runtime.get("bf16", False)) and device.type == "cuda"
+
+    ckpt = load_checkpoint(out_dir, device, chash)
+    invalidate_outputs(out_dir, resuming=ckpt is not None)
+    if ckpt is not None:
+        write_json_atomic(out_dir / "history.json", ckpt["history"])  # may lag the checkpoint after a kill
+    write_json_atomic(out_dir / "config.json", cfg)
+    write_json_atomic(out_dir / "env.json", env_info(device) | {
+        "config_hash": chash, "resumed_from_epoch": ckpt["epoch"] if ckpt is not None else None})
 
     data = load_processed(cfg["data_dir"])
     meta = data.meta
@@ -85,37 +130,29 @@ def train_run(cfg: dict, stop_after_epochs: int | None = None) -> dict | None:
     warmup_steps = int(round(tcfg.get("warmup_epochs", 0) * steps_per_epoch))
     freeze_enabled = bool(method.freeze_selectors and acfg.get("freeze_enabled", True))
     freeze = {"enabled": freeze_enabled, "t_freeze": acfg.get("t_freeze"), "eps_h": acfg.get("eps_h"),
-              "froze": False, "epoch": None, "entropy_at_decision": None}
+              "froze": False, "epoch": None, "entropy_at_decision": None, "config_hash": chash}
 
     gen = torch.Generator(device=device)
     gen.manual_seed(int(cfg["seed"]))
     rng = random.Random(int(cfg["seed"]))
     history: list[dict] = []
     start_epoch, step, train_time = 0, 0, 0.0
-    chash = config_hash({k: v for k, v in cfg.items() if k not in ("out_dir",)})
-    ckpt_path = out_dir / "checkpoint.pt"
 
-    if ckpt_path.exists():
-        ckpt = torch.load(ckpt_path, map_location=device, weights_only=True)
-        if ckpt.get("format") == CHECKPOINT_FORMAT and ckpt.get("config_hash") == chash:
-            if ckpt["freeze"]["froze"]:
-                freeze_selectors(model)
-            model.load_state_dict(ckpt["model"])
-            opt.load_state_dict(ckpt["optimizer"])
-            history, freeze = ckpt["history"], ckpt["freeze"]
-            start_epoch, step, train_time = ckpt["epoch"], ckpt["step"], ckpt["train_time_s"]
-            set_rng_state(ckpt["rng"], gen, rng)
-            log.info("resumed from %s after epoch %d", ckpt_path, start_epoch)
-        else:
-            log.warning("ignoring checkpoint %s: it belongs to another config", ckpt_path)
+    if ckpt is not None:
+        if ckpt["freeze"]["froze"]:
+            freeze_selectors(model)
+        model.load_state_dict(ckpt["model"])
+        opt.load_state_dict(ckpt["optimizer"])
+        history, freeze = ckpt["history"], ckpt["freeze"]
+        start_epoch, step, train_time = ckpt["epoch"], ckpt["step"], ckpt["train_time_s"]
+        set_rng_state(ckpt["rng"], gen, rng)
+        log.info("resumed from the checkpoint of epoch %d in %s", start_epoch, out_dir)
         del ckpt
 
-    write_json_atomic(out_dir / "config.json", cfg)
-    write_json_atomic(out_dir / "env.json", env_info(device))
     metric_name, _ = VAL_METRIC[task.kind]
     smoothing = float(tcfg.get("label_smoothing", 0.0))
-    log.info("%s / %s / seed %s: %d params, %d epochs x %d steps on %s", cfg["dataset"], cfg["method"],
-             cfg["seed"], cost.count_params(model), epochs, steps_per_epoch, device)
+    log.info("%s / %s / seed %s: %d params, %d epochs x %d steps on %s (config hash %s)", cfg["dataset"],
+             cfg["method"], cfg["seed"], cost.count_params(model), epochs, steps_per_epoch, device, chash)
 
     for epoch in range(start_epoch + 1, epochs + 1):
         t0 = time.time()
@@ -134,7 +171,8 @@ def train_run(cfg: dict, stop_after_epochs: int | None = None) -> dict | None:
                 msg = (f"{cfg['dataset']}/{cfg['method']}/seed{cfg['seed']}: loss is {float(loss.detach())} "
                        f"at epoch {epoch}, step {b + 1} (global step {step + 1}); no metrics written")
                 write_json_atomic(out_dir / "failed.json", {"status": "diverged", "epoch": epoch,
-                                                            "step": b + 1, "message": msg})
+                                                            "step": b + 1, "message": msg,
+                                                            "config_hash": chash})
                 raise TrainingDiverged(msg)
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -156,23 +194,23 @@ def train_run(cfg: dict, stop_after_epochs: int | None = None) -> dict | None:
         history.append({"epoch": epoch, "train_loss": train_loss, "val_loss": val_loss,
                         "val_metric": val_metrics[metric_name], "val_metric_name": metric_name,
                         "lr": opt.param_groups[0]["lr"], "epoch_time_s": epoch_time,
-                        "frozen": freeze["froze"], "gates": gates})
+                        "frozen": freeze["froze"], "gates": gates, "config_hash": chash})
         gate_txt = f" H={gates['mean_entropy']:.3f} w_dyt={gates['mean_w_dyt']:.3f}" if gates else ""
         log.info("epoch %d/%d loss %.4f val_%s %.4f%s%s (%.1fs)", epoch, epochs, train_loss, metric_name,
                  val_metrics[metric_name], gate_txt, " [selectors frozen]" if freeze["froze"] else "",
                  epoch_time)
-        save_atomic({"format": CHECKPOINT_FORMAT, "config_hash": chash, "epoch": epoch, "step": step,
-                      "train_time_s": train_time, "model": model.state_dict(), "optimizer": opt.state_dict(),
-                      "history": history, "freeze": freeze, "rng": rng_state(gen, rng)}, ckpt_path)
+        save_checkpoint({"format": CHECKPOINT_FORMAT, "config_hash": chash, "epoch": epoch, "step": step,
+                         "train_time_s": train_time, "model": model.state_dict(), "optimizer": opt.state_dict(),
+                         "history": history, "freeze": freeze, "rng": rng_state(gen, rng)}, out_dir)
         write_json_atomic(out_dir / "history.json", history)
         if stop_after_epochs is not None and epoch >= stop_after_epochs and epoch < epochs:
             log.info("stopping after epoch %d as asked (simulated preemption)", epoch)
             return None
 
-    return _finish(cfg, model, task, data, device, autocast, history, freeze, train_time, t_start)
+    return _finish(cfg, chash, model, task, data, device, autocast, history, freeze, train_time, t_start)
 
 
-def _finish(cfg, model, task, data, device, autocast, history, freeze, train_time, t_start) -> dict:
+def _finish(cfg, chash, model, task, data, device, autocast, history, freeze, train_time, t_start) -> dict:
     ebs = int(cfg["train"].get("eval_batch_size", 512))
     x_va, y_va = data.split("val", device=device)
     x_te, y_te = data.split("test", device=device)
@@ -191,10 +229,14 @@ def _finish(cfg, model, task, data, device, autocast, history, freeze, train_tim
     metrics = {"dataset": cfg["dataset"], "method": cfg["method"], "seed": cfg["seed"], "task": task.kind,
                "family": data.meta.get("family"), "standin": bool(data.meta.get("standin", False)),
                "status": "ok", "epochs": len(history), "test": test_metrics, "val": val_metrics,
-               "cost": costs, "wall_time_s": time.time() - t_start}
+               "cost": costs, "wall_time_s": time.time() - t_start, "config_hash": chash,
+               "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     out_dir = Path(cfg["out_dir"])
     save_atomic(model.state_dict(), out_dir / "model.pt")
-    write_json_atomic(out_dir / "freeze.json", freeze)
+    write_json_atomic(out_dir / "model.json", {"config_hash": chash, "dataset": cfg["dataset"],
+                                               "method": cfg["method"], "seed": cfg["seed"],
+                                               "epochs": len(history)})
+    write_json_atomic(out_dir / "freeze.json", freeze | {"config_hash": chash})
     write_json_atomic(out_dir / "metrics.json", metrics)  # last: its presence means the run is done
     log.info("test %s", json.dumps(test_metrics))
     return metrics
@@ -231,16 +273,25 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads:
         cfg.setdefault("runtime", {})["threads"] = args.threads
     status_path = Path(cfg["out_dir"]) / "status.json"
+    chash = run_config_hash(cfg)
     try:
-        metrics = train_run(cfg, stop_after_epochs=args.stop_after_epochs)
-    except TrainingDiverged as e:
+        with RunFolderLock(cfg["out_dir"]):  # status.json too is written under the lock
+            try:
+                metrics = _train(cfg, args.stop_after_epochs)
+            except TrainingDiverged as e:
+                log.error("%s", e)
+                if not args.record_divergence:
+                    return 3
+                write_json_atomic(status_path, {"status": "diverged", "message": str(e), "config_hash": chash})
+                return 0
+            if metrics is not None:
+                write_json_atomic(status_path, {"status": "ok", "test": metrics["test"], "config_hash": chash})
+    except RunFolderBusy as e:
         log.error("%s", e)
-        if not args.record_divergence:
-            return 3
-        write_json_atomic(status_path, {"status": "diverged", "message": str(e)})
-        return 0
-    if metrics is not None:
-        write_json_atomic(status_path, {"status": "ok", "test": metrics["test"]})
+        return 4
+    except WriteFailed as e:
+        log.error("%s", e)
+        return 5
     return 0
 
 
