@@ -11,7 +11,7 @@ after warm-up, and the median is reported.
 
 Extra rows besides the config's methods:
   autonorm_s [frozen]           selectors frozen (the state after T_freeze when the freeze fires)
-  autonorm_s [straightforward]  norms.fast_paths(False): the plain autograd formulas of SPEC 1
+  autonorm_s [straightforward]  norms.fast_paths(False): the plain autograd formulas of docs/method.md section 1
   dyt [straightforward]         the same for static DyT
 FLOPs come from torch.utils.flop_counter (matmuls and convolutions only: elementwise work, and so
 most of a norm's cost, counts as zero). "selector share" is the selectors' part of those FLOPs.

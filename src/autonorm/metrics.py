@@ -1,4 +1,4 @@
-"""Test metrics of SPEC section 5, computed from logits/predictions in torch.
+"""Test metrics of docs/method.md section 5, computed from logits/predictions in torch.
 
 Accuracy and macro precision/recall/F1 are reported in percent (the paper's unit);
 macro averages run over the classes present in the targets or the predictions
@@ -37,7 +37,7 @@ def classification_metrics(pred: torch.Tensor, target: torch.Tensor, num_classes
 
 def tagging_metrics(logits: torch.Tensor, target: torch.Tensor, num_tags: int) -> dict[str, float]:
     """Token-level metrics over real (non-padding) tokens, plus the tag perplexity
-    exp(mean token cross-entropy) of SPEC 5 (not a language-model perplexity)."""
+    exp(mean token cross-entropy) of docs/method.md section 5 (not a language-model perplexity)."""
     logits = logits.reshape(-1, logits.shape[-1]).float().cpu()
     target = target.reshape(-1).long().cpu()
     keep = target != IGNORE_INDEX

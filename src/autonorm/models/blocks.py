@@ -106,7 +106,7 @@ class Encoder(nn.Module):
             Block(dim, heads, mlp_ratio, norm, norm_options, rates[i], dropout, layerscale_init, i)
             for i in range(depth)
         )
-        # The final norm is outside the residual sub-layers, so it stays static (SPEC 1).
+        # The final norm is outside the residual sub-layers, so it stays static (docs/method.md section 1.2).
         self.norm = build_norm(final_norm, dim)
 
     def forward(self, x, key_padding_mask=None):

@@ -1,0 +1,153 @@
+"""The repository stands alone: no file points outside it or at a document it does not contain.
+
+Every file git tracks (or would track: untracked, not ignored), outside tests/ and .ci/, is
+scanned for
+  - absolute paths of a machine (``/work/...``, ``/home/...``, ``~/project``, ``C:\\...``,
+    ``file:///...``); well-known system locations (``/usr/``, ``/etc/``, ``/tmp``, ``/dev/``,
+    ``~/.config/`` ...) are allowed: a Debian install path or Snakemake's profile folder is
+    something a user has too;
+  - relative paths that climb out of the repository (``../shared/...``) or to nothing;
+  - ``*.md`` documents and Markdown link targets that do not exist (``contracts.md``,
+    ``docs/x.md``); ``report.md`` is the pipeline's output, not a document of the repository;
+  - the word SPEC: the specification this project was built from is not part of it; the
+    method is described in docs/method.md.
+tests/ and .ci/ may name such paths (they probe development data through env vars).
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXCLUDED_DIRS = ("tests/", ".ci/")
+
+# System locations every user has; naming them is not naming the developer's machine.
+ALLOWED_ABSOLUTE = ("/usr/", "/etc/", "/tmp", "/var/tmp", "/dev/", "/proc/", "/sys/", "/bin/",
+                    "/sbin/", "/lib/", "/lib64/")
+ALLOWED_HOME = ("~/.config/", "~/.cache/", "~/.local/")
+# Documents the pipeline writes (results_dir/report.md), not documents of the repository.
+GENERATED_DOCUMENTS = {"report.md"}
+
+# An absolute path: starts at a boundary (not inside a word, URL, template or HTML tag) and has at
+# least two components, e.g. /work/contracts.md; JSON pointers (#/properties/x) are left alone.
+ABSOLUTE = re.compile(r"(?<![\w.:/~$\-\]\)}>#<*\\@])((?:/[\w.+-]+){2,}/?)")
+HOME = re.compile(r"(?<![\w.:/$\-])(~/[\w.+-]+(?:/[\w.+-]*)*)")
+WINDOWS = re.compile(r"(?<![\w\\])([A-Z]:\\(?:[\w .-]+\\)+[\w .-]*)")
+FILE_URL = re.compile(r"(file://\S*)")
+PARENT = re.compile(r"(?<![\w.])((?:\.\./)+[\w.+\-/]*)")
+MARKDOWN_DOC = re.compile(r"(?<![\w/.:\-{<*])((?:\.{1,2}/)*[\w.\-/]*[\w\-]\.md)\b(?![\w/])")
+MARKDOWN_LINK = re.compile(r"\]\(([^)\s]+)\)")
+SPEC = re.compile(r"\bSPEC\b")
+
+
+def repository_files() -> list[str]:
+    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout.split("\n")
+    return sorted(f for f in set(out) if f and not f.startswith(EXCLUDED_DIRS) and (ROOT / f).is_file())
+
+
+def _exists_in_repo(target: str, base: Path) -> bool:
+    """``target`` names an existing path inside the repository, read from ``base`` or the root."""
+    for start in (base, ROOT):
+        p = (start / target).resolve()
+        if (p == ROOT or ROOT in p.parents) and p.exists():
+            return True
+    return False
+
+
+def _templated(s: str) -> bool:
+    return any(c in s for c in "{}<>*$%")
+
+
+def find_problems(rel: str, text: str) -> list[str]:
+    """'line: what' for every outside reference in ``text`` (the file ``rel`` of the repository)."""
+    base = (ROOT / rel).parent
+    gitignore = Path(rel).name == ".gitignore"
+    problems = []
+    for n, line in enumerate(text.splitlines(), 1):
+        found = []
+        if not gitignore:  # a leading / in .gitignore anchors a pattern at the repository root
+            found += [f"absolute path {m}" for m in ABSOLUTE.findall(line)
+                      if not m.startswith(ALLOWED_ABSOLUTE)]
+        found += [f"path in a home folder {m}" for m in HOME.findall(line)
+                  if not (m + "/").startswith(ALLOWED_HOME)]
+        found += [f"Windows path {m}" for m in WINDOWS.findall(line)]
+        found += [f"file URL {m}" for m in FILE_URL.findall(line)]
+        found += [f"path outside the repository or to nothing {m}" for m in PARENT.findall(line)
+                  if not _templated(m) and not _exists_in_repo(m.rstrip("/.") or ".", base)]
+        for m in MARKDOWN_DOC.findall(line):
+            target = m.lstrip("/") if gitignore else m
+            if Path(m).name in GENERATED_DOCUMENTS or _templated(m) or _exists_in_repo(target, base):
+                continue
+            found.append(f"document not in the repository {m}")
+        for m in MARKDOWN_LINK.findall(line):
+            target = m.split("#", 1)[0]
+            if not target or re.match(r"^[a-z][a-z0-9+.-]*:", target) or _templated(target):
+                continue  # anchors, URLs (https:, mailto:) and templates
+            if not _exists_in_repo(target, base):
+                found.append(f"link target not in the repository {m}")
+        found += ["names SPEC (this project's method document is docs/method.md)"
+                  for _ in SPEC.findall(line)]
+        problems += [f"{n}: {what}: {line.strip()[:160]}" for what in dict.fromkeys(found)]
+    return problems
+
+
+def test_no_reference_outside_the_repository():
+    offending = []
+    for rel in repository_files():
+        try:
+            text = (ROOT / rel).read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue  # binary
+        offending += [f"{rel}:{p}" for p in find_problems(rel, text)]
+    for line in offending:
+        print(line)
+    assert not offending, f"{len(offending)} reference(s) outside the repository:\n" + "\n".join(offending)
+
+
+# ---- the scanner itself: each rule fires, and the allowed forms pass -----------------------------
+
+@pytest.mark.parametrize("line", [
+    "Inputs follow /work/contracts.md:",
+    "data under /home/alice/autonorm/data",
+    'RAW = "/scratch/u/raw"',
+    "see ~/autonorm/notes",
+    r"C:\Users\alice\data",
+    "index file:///opt/pypi/simple",
+    "# Keys marked (ours) ... (see ../shared/SPEC.md).",
+    "Subcommands (see contracts.md):",
+    "the layout is in docs/nosuch.md",
+    "read [the format](docs/missing.md#runs)",
+    "mechanism checks of SPEC section 6",
+])
+def test_scanner_flags(line):
+    assert find_problems("config.yaml", line), line
+
+
+@pytest.mark.parametrize("line", [
+    "apt installs it under /usr/share/datasets/fashion-mnist",
+    "Snakemake looks in ~/.config/snakemake/slurm or /etc/xdg/snakemake/slurm",
+    "scratch space in /tmp/autonorm and $TMPDIR/x and /dev/null",
+    "https://download.pytorch.org/whl/cpu and https://github.com/x/y/blob/main/README.md",
+    "cite docs/method.md section 7; see README.md and benchmarks/README.md",
+    "[benchmarks](benchmarks/README.md) and [the top](#quick-start)",
+    "ends in results/smoke/report.md and {REPORT_DIR}/report.md",
+    '"$ref": "#/properties/autonorm"',
+    "return f\"{R}/eval/{d}/seed{s}.json\" and </td></tr> and and/or, w/o, 1/2",
+    "a DatasetSpec; find_spec(name)",
+    r'TS = re.compile(r"^\[(\w{3} \d\d:\d\d:\d\d \d{4})\]$")',
+])
+def test_scanner_allows(line):
+    assert not find_problems("config.yaml", line), find_problems("config.yaml", line)
+
+
+def test_scanner_resolves_relative_paths_from_the_file():
+    # conda env paths in rule files are relative to the rule file
+    assert not find_problems("workflow/rules/train.smk", 'conda: "../../envs/train.yaml"')
+    assert find_problems("workflow/rules/train.smk", 'conda: "../../envs/nosuch.yaml"')
+    assert find_problems("README.md", "see ../shared/data")
+    # .gitignore: a leading / anchors at the repository root
+    assert not find_problems(".gitignore", "!/results/README.md")
