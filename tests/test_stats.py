@@ -105,3 +105,41 @@ def test_metric_families_and_direction():
     assert stats.metric_family("gaussian_noise_s3") == "robustness"
     assert stats.metric_family("params") == "cost"
     assert stats.higher_is_better("accuracy") and not stats.higher_is_better("tag_perplexity")
+
+
+def test_power_of_paired_test_by_hand():
+    """Power from the definition: P(|T| > t_crit), T ~ noncentral t(n-1, d_z sqrt(n))."""
+    n, dz = 5, 1.5
+    crit = 2.7764451051977987  # t_{0.975, 4}
+    nc = dz * math.sqrt(n)
+    by_hand = sps.nct.sf(crit, 4, nc) + sps.nct.cdf(-crit, 4, nc)
+    assert stats.power_of_paired_test(n, dz) == pytest.approx(by_hand)
+    assert stats.power_of_paired_test(n, 0.0) == pytest.approx(0.05)  # size of the test
+
+
+def test_min_detectable_difference():
+    from statsmodels.stats.power import TTestPower
+
+    # scales with the sd of the paired differences, and has exactly 80% power
+    for n in (3, 5, 10):
+        mdd = stats.min_detectable_difference(n, 0.4)
+        assert stats.power_of_paired_test(n, mdd / 0.4) == pytest.approx(0.8, abs=1e-5)
+        assert mdd == pytest.approx(0.4 * TTestPower().solve_power(nobs=n, alpha=0.05, power=0.8))
+    # textbook value: n = 10 pairs detect d_z ~ 0.996 at 80% power (two-sided 5%)
+    assert stats.min_detectable_difference(10, 1.0) == pytest.approx(0.996, abs=1e-3)
+    # n = 2 is all but powerless: more than 11 sd of the differences
+    assert stats.min_detectable_difference(2, 1.0) > 11
+    assert math.isnan(stats.min_detectable_difference(1, 1.0))
+    assert math.isnan(stats.min_detectable_difference(5, float("nan")))
+    assert stats.min_detectable_difference(5, 0.0) == 0.0
+    r = stats.paired_test([2.0, 4.0, 6.0], [1.0, 2.0, 3.0])  # diffs 1, 2, 3: sd 1
+    assert r["sd_diff"] == pytest.approx(1.0)
+    assert r["mdd80"] == pytest.approx(stats.min_detectable_difference(3, 1.0))
+
+
+def test_metric_range():
+    assert stats.metric_range("accuracy") == (0.0, 100.0)
+    assert stats.metric_range("mean_s3") == (0.0, 100.0)
+    assert stats.metric_range("tag_perplexity") == (1.0, math.inf)
+    assert stats.metric_range("rmse") == (0.0, math.inf)
+    assert stats.metric_range("something_else") == (-math.inf, math.inf)

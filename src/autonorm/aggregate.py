@@ -2,13 +2,15 @@
 
 Why: every table and figure of the report is drawn from these CSVs, so that a
 number in the report can be traced back to one row, and a row back to the run
-folders (``runs.csv`` holds the paths).  Inputs follow /work/contracts.md:
+folders (``runs.csv`` holds the paths).  Inputs (the run-folder format of
+docs/data.md):
 
 * ``<results>/runs/<dataset>/<method>/seed<k>/`` with ``metrics.json`` (ok run)
   or ``failed.json`` (diverged run), ``history.json``, ``freeze.json``,
   ``env.json``;
 * ``<results>/eval/<dataset>/<method>/seed<k>.json``;
-* optionally ``<results>/data/<dataset>/meta.json`` (family / stand-in flag).
+* optionally ``<results>/data/<dataset>/meta.json`` (family, stand-in flag,
+  description, split sizes, ``trivial_baseline`` and ``provenance``).
 
 Outputs (``TABLE_NAMES``, all written atomically into ``--out-dir``):
 
@@ -22,11 +24,30 @@ Outputs (``TABLE_NAMES``, all written atomically into ``--out-dir``):
 ``history.csv``      per epoch: losses, val metric, mean gate entropy / w_DyT.
 ``freeze.csv``       the AutoNorm-S freeze record of every run.
 ``corruptions.csv``  accuracy per corruption x severity.
+``datasets.csv``     one row per dataset: description, split sizes, provenance
+                     status of its files, trivial baseline name.
+``baselines.csv``    the trivial baseline's test metrics per dataset.
+``ablations.csv``    every method variant beside its base, per dataset x axis x
+                     metric, with a paired test against the base.
+
+Stale runs: an eval json records the ``config_hash`` of the run it evaluated;
+it is compared with the hash of the run folder's current ``config.json``.  A
+mismatch (the folder was reconfigured after the evaluation) makes the run
+``stale``: it contributes no number and the report lists it at the top.  A
+missing field is ``unknown`` (older formats) and the run is used.
+
+Same runs: an eval json with ``same_run_as: <method>`` (AutoNorm-S on NLP is the
+unfrozen AutoNorm run) keeps its row, but no paired test is run between the two.
 
 A diverged or missing run never contributes a number: it appears in
 ``runs.csv`` (and in the n_diverged / n_missing columns of ``summary.csv``)
 only.  Paper values are placed beside ours only for paper datasets; stand-in
 datasets (``standin`` true) get none.
+
+Variants (ablations): an eval json carrying ``variant: {name, base, axis,
+value}`` belongs to an ablation; such methods are left out of summary.csv and
+comparisons.csv (they would enlarge the Holm families of the main table) and
+go to ablations.csv, with Holm over the variants of one dataset x axis x metric.
 
 Holm families (documented choice): within each dataset, all comparisons
 (every baseline x every metric) whose metric is in the same family of
@@ -46,7 +67,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from autonorm import stats
+from autonorm import provenance, stats
 from autonorm.io_utils import read_json, write_csv_atomic
 
 REFERENCE_METHOD = "autonorm_s"
@@ -71,12 +92,24 @@ CORRUPTION_SUMMARY_KEYS = ("gaussian_noise_s3", "motion_blur_s3", "brightness_s3
 
 SUMMARY_COLUMNS = ["dataset", "method", "metric", "n", "mean", "std", "ci95_low", "ci95_high",
                    "paper_mean", "paper_std", "standin", "family", "metric_family",
-                   "source_dataset", "higher_is_better", "n_expected", "n_diverged", "n_missing"]
+                   "source_dataset", "higher_is_better", "n_expected", "n_diverged", "n_missing",
+                   "n_stale", "baseline_name", "baseline_value", "at_or_below_baseline",
+                   "same_run_as"]
 COMPARISON_COLUMNS = ["dataset", "metric", "method_a", "method_b", "n", "mean_a", "mean_b",
                       "mean_diff", "t", "p", "p_holm", "cohens_dz", "wilcoxon_p", "note",
-                      "holm_family", "holm_m", "higher_is_better", "standin", "family"]
+                      "holm_family", "holm_m", "higher_is_better", "standin", "family",
+                      "sd_diff", "mdd80", "paper_diff", "same_runs"]
 RUNS_COLUMNS = ["dataset", "method", "seed", "status", "path", "eval_path", "has_eval",
-                "standin", "family", "task", "epochs", "message"]
+                "standin", "family", "task", "epochs", "message", "config_hash_recorded",
+                "config_hash_current", "config_state", "same_run_as", "variant_of"]
+DATASETS_COLUMNS = ["dataset", "description", "family", "task", "standin", "n_train", "n_val",
+                    "n_test", "split_note", "provenance_status", "n_files", "n_files_verified",
+                    "provenance_files", "provenance_note", "trivial_baseline"]
+BASELINES_COLUMNS = ["dataset", "baseline", "metric", "value", "higher_is_better"]
+ABLATION_COLUMNS = ["dataset", "axis", "variant", "base", "value", "is_base", "metric", "n",
+                    "mean", "std", "ci_low", "ci_high", "n_pairs", "mean_diff_vs_base",
+                    "p_vs_base", "p_vs_base_holm", "holm_m", "mdd80", "higher_is_better",
+                    "standin", "note"]
 GATES_COLUMNS = ["dataset", "method", "seed", "epoch", "selector", "layer", "sublayer",
                  "entropy", "w_dyt", "frozen", "val_metric", "val_metric_name"]
 HISTORY_COLUMNS = ["dataset", "method", "seed", "epoch", "train_loss", "val_loss", "val_metric",
@@ -88,7 +121,7 @@ CORRUPTION_COLUMNS = ["dataset", "method", "seed", "corruption", "severity", "ac
                       "corruption_set", "standin", "corruption_generated"]
 
 TABLE_NAMES = ["summary.csv", "comparisons.csv", "runs.csv", "gates.csv", "history.csv",
-               "freeze.csv", "corruptions.csv"]
+               "freeze.csv", "corruptions.csv", "datasets.csv", "baselines.csv", "ablations.csv"]
 
 _SELECTOR_RE = re.compile(r"^block(\d+)\.(\w+)$")
 
@@ -132,6 +165,99 @@ def load_reference(path: str | Path | None) -> pd.DataFrame:
     return ref
 
 
+def current_config_hash(cfg: dict) -> str:
+    """Hash of a run folder's config.json, computed as the trainer/evaluator do.
+
+    ``provenance.run_config_hash`` when the package has it; otherwise the
+    trainer's checkpoint hash (``config_hash`` of the config without
+    ``out_dir``), so both sides of the comparison use one definition.
+    """
+    fn = getattr(provenance, "run_config_hash", None)
+    if callable(fn):
+        return str(fn(cfg))
+    return provenance.config_hash({k: v for k, v in cfg.items() if k != "out_dir"})
+
+
+def _hashes_match(recorded: str, current: str) -> bool:
+    """Equal, or one a prefix of the other (a 16-character short form of a sha256)."""
+    a, b = str(recorded).strip().lower(), str(current).strip().lower()
+    if a == b:
+        return True
+    short, long_ = sorted((a, b), key=len)
+    return len(short) >= 8 and long_.startswith(short)
+
+
+def config_state(run_dir: Path, ev: dict | None, metrics: dict | None) -> tuple[str, str, str]:
+    """(state, recorded hash, current hash): state current | stale | unknown.
+
+    The recorded hash is the eval json's ``config_hash`` (else metrics.json's);
+    the current one is recomputed from the run folder's config.json now.
+    """
+    recorded = None
+    for src in (ev, metrics):
+        if isinstance(src, dict) and src.get("config_hash"):
+            recorded = str(src["config_hash"])
+            break
+    cfg = _read_json_or_none(run_dir / "config.json")
+    current = current_config_hash(cfg) if isinstance(cfg, dict) else None
+    if recorded is None or current is None:
+        return "unknown", recorded or "", current or ""
+    return ("current" if _hashes_match(recorded, current) else "stale"), recorded, current
+
+
+def _dataset_row(d: str, meta: dict, info: dict) -> dict:
+    sizes = meta.get("sizes") if isinstance(meta.get("sizes"), dict) else {}
+    prov = meta.get("provenance") if isinstance(meta.get("provenance"), dict) else {}
+    files = prov.get("files") if isinstance(prov.get("files"), list) else []
+    files = [f for f in files if isinstance(f, dict)]
+    tb = meta.get("trivial_baseline") if isinstance(meta.get("trivial_baseline"), dict) else {}
+    status = prov.get("status")
+    if not status:
+        status = "stand-in" if info.get("standin") else "not recorded"
+    return {
+        "dataset": d, "description": meta.get("description", ""),
+        "family": info.get("family"), "task": info.get("task"), "standin": info.get("standin"),
+        "n_train": _num(sizes.get("train")), "n_val": _num(sizes.get("val")),
+        "n_test": _num(sizes.get("test")), "split_note": meta.get("split_note", ""),
+        "provenance_status": status, "n_files": len(files),
+        "n_files_verified": sum(1 for f in files if f.get("verified") is True),
+        "provenance_files": "; ".join(
+            f"{f.get('path', '?')} (sha256 {str(f.get('sha256') or '?')[:12]}, "
+            f"{f.get('check', 'no check')}: {'verified' if f.get('verified') is True else 'not verified'})"
+            for f in files),
+        "provenance_note": prov.get("note", ""),
+        "trivial_baseline": tb.get("name", ""),
+    }
+
+
+def _baseline_rows(d: str, meta: dict) -> list[dict]:
+    tb = meta.get("trivial_baseline")
+    if not isinstance(tb, dict) or not isinstance(tb.get("test"), dict):
+        return []
+    return [{"dataset": d, "baseline": tb.get("name", "trivial baseline"), "metric": k,
+             "value": _num(v), "higher_is_better": stats.higher_is_better(k)}
+            for k, v in tb["test"].items() if math.isfinite(_num(v))]
+
+
+def discover_variants(results: str | Path, datasets: Sequence[str],
+                      known: Sequence[str]) -> list[str]:
+    """Method folders under eval/<dataset>/ not in ``known`` whose eval jsons carry ``variant``."""
+    found: list[str] = []
+    for d in datasets:
+        base = Path(results) / "eval" / d
+        if not base.is_dir():
+            continue
+        for mdir in sorted(p for p in base.iterdir() if p.is_dir()):
+            if mdir.name in known or mdir.name in found:
+                continue
+            for f in sorted(mdir.glob("seed*.json")):
+                ev = _read_json_or_none(f)
+                if isinstance(ev, dict) and isinstance(ev.get("variant"), dict):
+                    found.append(mdir.name)
+                    break
+    return found
+
+
 def corruption_dataset_name(source: str) -> str:
     """Name under which a source dataset's corruption summary is reported.
 
@@ -144,8 +270,13 @@ def corruption_dataset_name(source: str) -> str:
 
 # --------------------------------------------------------------------------- collection
 def collect(results: str | Path, datasets: Sequence[str], methods: Sequence[str],
-            seeds: Sequence[int]) -> dict[str, pd.DataFrame]:
-    """Read every expected run; return raw tidy frames (values, runs, gates, ...)."""
+            seeds: Sequence[int], sparse: Iterable[str] = ()) -> dict[str, pd.DataFrame]:
+    """Read every expected run; return raw tidy frames (values, runs, gates, ...).
+
+    Methods in ``sparse`` (ablation variants, declared for a few datasets
+    only) are expected only on datasets where they have a run or eval folder.
+    """
+    sparse = set(sparse)
     results = Path(results)
     value_rows: list[dict] = []
     run_rows: list[dict] = []
@@ -154,6 +285,7 @@ def collect(results: str | Path, datasets: Sequence[str], methods: Sequence[str]
     freeze_rows: list[dict] = []
     corr_rows: list[dict] = []
     ds_info: dict[str, dict] = {}
+    variants: dict[str, dict] = {}
 
     for d in datasets:
         meta = _read_json_or_none(results / "data" / d / "meta.json") or {}
@@ -161,8 +293,12 @@ def collect(results: str | Path, datasets: Sequence[str], methods: Sequence[str]
             "family": meta.get("family"),
             "standin": meta.get("standin"),
             "task": meta.get("task"),
+            "meta": meta if isinstance(meta, dict) else {},
         }
         for m in methods:
+            if m in sparse and not ((results / "runs" / d / m).is_dir()
+                                    or (results / "eval" / d / m).is_dir()):
+                continue
             for s in seeds:
                 run_dir = results / "runs" / d / m / f"seed{s}"
                 eval_path = results / "eval" / d / m / f"seed{s}.json"
@@ -181,7 +317,16 @@ def collect(results: str | Path, datasets: Sequence[str], methods: Sequence[str]
                 row = {"dataset": d, "method": m, "seed": int(s), "path": str(run_dir),
                        "eval_path": str(eval_path) if ev is not None else "",
                        "has_eval": ev is not None, "standin": None, "family": None,
-                       "task": None, "epochs": math.nan, "message": ""}
+                       "task": None, "epochs": math.nan, "message": "",
+                       "config_hash_recorded": "", "config_hash_current": "",
+                       "config_state": "", "same_run_as": "", "variant_of": ""}
+                if isinstance(ev, dict):
+                    if ev.get("same_run_as"):
+                        row["same_run_as"] = str(ev["same_run_as"])
+                    var = ev.get("variant")
+                    if isinstance(var, dict):
+                        row["variant_of"] = str(var.get("base", ""))
+                        variants.setdefault(m, dict(var))
                 if failed is not None:
                     # any failed.json is a non-finished run; the contract's status is
                     # "diverged", another status word is kept in the message
@@ -196,7 +341,16 @@ def collect(results: str | Path, datasets: Sequence[str], methods: Sequence[str]
                 elif metrics is not None:
                     row["status"] = "ok"
                     row["epochs"] = _num(metrics.get("epochs"))
-                    if ev is None:
+                    state, rec, cur = config_state(run_dir, ev, metrics)
+                    row.update(config_state=state, config_hash_recorded=rec,
+                               config_hash_current=cur)
+                    if state == "stale":
+                        # the folder was reconfigured after these numbers were produced:
+                        # they belong to a config that no longer exists
+                        row["status"] = "stale"
+                        row["message"] = (f"recorded config_hash {rec} != hash of the run "
+                                          f"folder's config.json now ({cur}): excluded")
+                    elif ev is None:
                         row["message"] = "eval json missing: test/cost taken from metrics.json"
                 else:
                     row["status"] = "missing"
@@ -216,7 +370,7 @@ def collect(results: str | Path, datasets: Sequence[str], methods: Sequence[str]
 
                 if row["status"] == "ok":
                     _collect_values(value_rows, corr_rows, d, m, int(s), ev, metrics)
-                if row["status"] in ("ok", "diverged"):
+                if row["status"] in ("ok", "diverged"):  # never gate data of a stale run
                     _collect_history(gate_rows, hist_rows, d, m, int(s),
                                      _read_json_or_none(run_dir / "history.json"))
                     fz = _read_json_or_none(run_dir / "freeze.json")
@@ -246,7 +400,13 @@ def collect(results: str | Path, datasets: Sequence[str], methods: Sequence[str]
         "history": pd.DataFrame(hist_rows, columns=HISTORY_COLUMNS),
         "freeze": pd.DataFrame(freeze_rows, columns=FREEZE_COLUMNS),
         "corruptions": pd.DataFrame(corr_rows, columns=CORRUPTION_COLUMNS),
+        "datasets": pd.DataFrame([_dataset_row(d, info["meta"], info)
+                                  for d, info in ds_info.items()], columns=DATASETS_COLUMNS),
+        "baselines": pd.DataFrame([r for d, info in ds_info.items()
+                                   for r in _baseline_rows(d, info["meta"])],
+                                  columns=BASELINES_COLUMNS),
         "ds_info": ds_info,
+        "variants": variants,
     }
 
 
@@ -327,18 +487,48 @@ def _collect_history(gate_rows: list, hist_rows: list, d: str, m: str, s: int,
 
 
 # --------------------------------------------------------------------------- tables
-def summarize(values: pd.DataFrame, runs: pd.DataFrame, methods: Sequence[str],
-              reference: pd.DataFrame, ds_info: dict) -> pd.DataFrame:
-    """One row per dataset x method x metric (methods with no ok run get n=0)."""
-    rows = []
+def _reference_index(reference: pd.DataFrame) -> dict:
     ref_idx = {}
     if len(reference):
         for r in reference.itertuples(index=False):
             ref_idx[(r.dataset, r.method, r.metric)] = (_num(r.mean), _num(r.std))
+    return ref_idx
+
+
+def same_run_pairs(runs: pd.DataFrame) -> dict[str, dict[str, str]]:
+    """dataset -> {method: method it shares its training runs with} (both directions)."""
+    out: dict[str, dict[str, str]] = {}
+    if runs.empty or "same_run_as" not in runs:
+        return out
+    for r in runs.itertuples(index=False):
+        other = r.same_run_as if isinstance(r.same_run_as, str) else ""
+        if other:
+            out.setdefault(r.dataset, {})[r.method] = other
+            out[r.dataset].setdefault(other, r.method)
+    return out
+
+
+def _beats(mean: float, base: float, higher: bool):
+    if not (math.isfinite(mean) and math.isfinite(base)):
+        return None
+    return bool(mean <= base) if higher else bool(mean >= base)
+
+
+def summarize(values: pd.DataFrame, runs: pd.DataFrame, methods: Sequence[str],
+              reference: pd.DataFrame, ds_info: dict,
+              baselines: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per dataset x method x metric (methods with no ok run get n=0)."""
+    rows = []
+    ref_idx = _reference_index(reference)
+    base_idx = {}
+    if baselines is not None and len(baselines):
+        for b in baselines.itertuples(index=False):
+            base_idx[(b.dataset, b.metric)] = (b.baseline, _num(b.value))
+    same = same_run_pairs(runs)
     counts = {}
     for (d, m), g in runs.groupby(["dataset", "method"]):
         counts[(d, m)] = (len(g), int((g.status == "diverged").sum()),
-                          int((g.status == "missing").sum()))
+                          int((g.status == "missing").sum()), int((g.status == "stale").sum()))
     if len(values):
         groups = values.groupby(["dataset", "source_dataset"], sort=False)
     else:
@@ -349,19 +539,23 @@ def summarize(values: pd.DataFrame, runs: pd.DataFrame, methods: Sequence[str],
         family = ds_info.get(src, {}).get("family") or KNOWN_FAMILY.get(src, "other")
         for m in methods:
             gm = gd[gd.method == m]
-            n_exp, n_div, n_mis = counts.get((src, m), (0, 0, 0))
+            n_exp, n_div, n_mis, n_stale = counts.get((src, m), (0, 0, 0, 0))
             for metric in metrics_here:
                 vals = gm.loc[gm.metric == metric, "value"].to_numpy(dtype=float)
                 desc = stats.describe(vals)
                 pm, ps = (math.nan, math.nan)
                 if not standin_ds and d in PAPER_DATASETS:
                     pm, ps = ref_idx.get((d, m, metric), (math.nan, math.nan))
+                bname, bval = base_idx.get((src, metric), ("", math.nan)) if d == src else ("", math.nan)
+                hib = stats.higher_is_better(metric)
                 rows.append({"dataset": d, "method": m, "metric": metric, **desc,
                              "paper_mean": pm, "paper_std": ps, "standin": standin_ds,
                              "family": family, "metric_family": stats.metric_family(metric),
-                             "source_dataset": src,
-                             "higher_is_better": stats.higher_is_better(metric),
-                             "n_expected": n_exp, "n_diverged": n_div, "n_missing": n_mis})
+                             "source_dataset": src, "higher_is_better": hib,
+                             "n_expected": n_exp, "n_diverged": n_div, "n_missing": n_mis,
+                             "n_stale": n_stale, "baseline_name": bname, "baseline_value": bval,
+                             "at_or_below_baseline": _beats(desc["mean"], bval, hib),
+                             "same_run_as": same.get(src, {}).get(m, "")})
     # datasets with no ok run at all: keep their paper rows visible (n=0)
     seen = {r["source_dataset"] for r in rows}
     for d, info in ds_info.items():
@@ -371,24 +565,37 @@ def summarize(values: pd.DataFrame, runs: pd.DataFrame, methods: Sequence[str],
         ref_metrics = [] if standin_ds else list(dict.fromkeys(
             reference.loc[reference.dataset == d, "metric"])) if len(reference) else []
         for m in methods:
-            n_exp, n_div, n_mis = counts.get((d, m), (0, 0, 0))
+            n_exp, n_div, n_mis, n_stale = counts.get((d, m), (0, 0, 0, 0))
             for metric in ref_metrics:
                 pm, ps = ref_idx.get((d, m, metric), (math.nan, math.nan))
+                bname, bval = base_idx.get((d, metric), ("", math.nan))
                 rows.append({"dataset": d, "method": m, "metric": metric,
                              **stats.describe([]), "paper_mean": pm, "paper_std": ps,
                              "standin": standin_ds, "family": info.get("family"),
                              "metric_family": stats.metric_family(metric), "source_dataset": d,
                              "higher_is_better": stats.higher_is_better(metric),
-                             "n_expected": n_exp, "n_diverged": n_div, "n_missing": n_mis})
+                             "n_expected": n_exp, "n_diverged": n_div, "n_missing": n_mis,
+                             "n_stale": n_stale, "baseline_name": bname, "baseline_value": bval,
+                             "at_or_below_baseline": None,
+                             "same_run_as": same.get(d, {}).get(m, "")})
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
 
 def compare_methods(values: pd.DataFrame, methods: Sequence[str], ds_info: dict,
-                    reference_method: str = REFERENCE_METHOD) -> pd.DataFrame:
-    """Paired tests of ``reference_method`` vs every other method, Holm per family."""
+                    reference_method: str = REFERENCE_METHOD,
+                    same_runs: dict[str, dict[str, str]] | None = None,
+                    reference: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Paired tests of ``reference_method`` vs every other method, Holm per family.
+
+    Two methods that share their training runs (``same_runs``) get a row with
+    the note "same training runs: no test" and no p-value.  ``paper_diff`` is
+    the paper's reference-minus-other difference (paper datasets only).
+    """
     rows = []
     if reference_method not in methods or not len(values):
         return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+    same_runs = same_runs or {}
+    ref_idx = _reference_index(reference) if reference is not None else {}
     others = [m for m in methods if m != reference_method]
     for (d, src), gd in values.groupby(["dataset", "source_dataset"], sort=False):
         standin_ds = bool(gd["standin"].any())
@@ -400,14 +607,25 @@ def compare_methods(values: pd.DataFrame, methods: Sequence[str], ds_info: dict,
             gmet = gd[gd.metric == metric]
             a = dict(zip(gmet.loc[gmet.method == reference_method, "seed"],
                          gmet.loc[gmet.method == reference_method, "value"]))
+            pa = ref_idx.get((d, reference_method, metric), (math.nan,))[0]
             for mb in others:
                 b = dict(zip(gmet.loc[gmet.method == mb, "seed"],
                              gmet.loc[gmet.method == mb, "value"]))
                 res = stats.paired_test(a, b)
+                same = same_runs.get(src, {}).get(mb) == reference_method or \
+                    same_runs.get(src, {}).get(reference_method) == mb
+                if same:
+                    # identical runs: a test of a run against itself is 0/0, not evidence
+                    res.update(t=math.nan, p=math.nan, cohens_dz=math.nan, wilcoxon_p=math.nan,
+                               mdd80=math.nan,
+                               note=f"same training runs ({reference_method} = {mb} here): no test")
+                pb = ref_idx.get((d, mb, metric), (math.nan,))[0]
+                paper_diff = (pa - pb) if (not standin_ds and d in PAPER_DATASETS) else math.nan
                 rows.append({"dataset": d, "metric": metric, "method_a": reference_method,
                              "method_b": mb, **res, "p_holm": math.nan, "holm_family": mfam,
                              "holm_m": 0, "higher_is_better": stats.higher_is_better(metric),
-                             "standin": standin_ds, "family": family})
+                             "standin": standin_ds, "family": family,
+                             "paper_diff": paper_diff, "same_runs": bool(same)})
     df = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
     if len(df):
         for _, idx in df.groupby(["dataset", "holm_family"]).groups.items():
@@ -417,15 +635,134 @@ def compare_methods(values: pd.DataFrame, methods: Sequence[str], ds_info: dict,
     return df
 
 
+def _axis_value_in_config(cfg: Any, axis: str) -> Any:
+    """The value of ``axis`` (a dotted path, or a key name searched recursively) in a config."""
+    if not isinstance(cfg, dict) or not axis:
+        return None
+    node: Any = cfg
+    for part in str(axis).split("."):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
+            node = None
+            break
+    if node is not None and not isinstance(node, dict):
+        return node
+    leaf = str(axis).split(".")[-1]
+    stack = [cfg]
+    while stack:
+        cur = stack.pop()
+        for k, v in cur.items():
+            if k == leaf and not isinstance(v, dict):
+                return v
+            if isinstance(v, dict):
+                stack.append(v)
+    return None
+
+
+def ablation_table(values: pd.DataFrame, runs: pd.DataFrame, variants: dict[str, dict],
+                   results: str | Path | None = None) -> pd.DataFrame:
+    """Each variant beside its base method: per dataset x axis x primary metric.
+
+    Rows: the base (``is_base`` true, its value on the axis from the variant's
+    ``base_value`` or the base run's config.json) and every variant, with n,
+    mean, std, 95% t-CI and, for variants, a paired test against the base
+    (paired by seed), Holm over the variants of one dataset x axis x metric.
+    """
+    rows: list[dict] = []
+    if not variants or values.empty:
+        return pd.DataFrame(rows, columns=ABLATION_COLUMNS)
+    same = same_run_pairs(runs)
+    vals = values[values.dataset == values.source_dataset]
+    groups: dict[tuple[str, str], list[str]] = {}
+    for name, info in variants.items():
+        groups.setdefault((str(info.get("axis", "unknown")), str(info.get("base", ""))),
+                          []).append(name)
+    for (axis, base), names in groups.items():
+        for d in dict.fromkeys(vals.loc[vals.method.isin(names), "dataset"]):
+            gd = vals[vals.dataset == d]
+            standin = bool(gd["standin"].any())
+            base_value = next((variants[n].get("base_value") for n in names
+                               if variants[n].get("base_value") is not None), None)
+            if base_value is None and results is not None:
+                brun = runs[(runs.dataset == d) & (runs.method == base) & (runs.status == "ok")]
+                for path in brun["path"]:
+                    base_value = _axis_value_in_config(
+                        _read_json_or_none(Path(path) / "config.json"), axis)
+                    if base_value is not None:
+                        break
+            metrics = [m for m in dict.fromkeys(gd.loc[gd.method.isin(names), "metric"])
+                       if stats.metric_family(m) == "primary"]
+            for metric in metrics:
+                gm = gd[gd.metric == metric]
+                bvals = dict(zip(gm.loc[gm.method == base, "seed"],
+                                 gm.loc[gm.method == base, "value"]))
+                desc = stats.describe(list(bvals.values()))
+                block = [{"dataset": d, "axis": axis, "variant": base, "base": base,
+                          "value": base_value, "is_base": True, "metric": metric,
+                          "n": desc["n"], "mean": desc["mean"], "std": desc["std"],
+                          "ci_low": desc["ci95_low"], "ci_high": desc["ci95_high"],
+                          "n_pairs": math.nan, "mean_diff_vs_base": math.nan,
+                          "p_vs_base": math.nan, "p_vs_base_holm": math.nan, "holm_m": 0,
+                          "mdd80": math.nan, "higher_is_better": stats.higher_is_better(metric),
+                          "standin": standin,
+                          "note": "base method" + ("" if bvals else ": no result")}]
+                for name in sorted(names, key=lambda n: str(variants[n].get("value"))):
+                    v = dict(zip(gm.loc[gm.method == name, "seed"],
+                                 gm.loc[gm.method == name, "value"]))
+                    desc = stats.describe(list(v.values()))
+                    res = stats.paired_test(v, bvals)
+                    note = res["note"]
+                    if same.get(d, {}).get(name) == base:
+                        res.update(p=math.nan, mdd80=math.nan)
+                        note = f"same training runs as {base}: no test"
+                    block.append({"dataset": d, "axis": axis, "variant": name, "base": base,
+                                  "value": variants[name].get("value"), "is_base": False,
+                                  "metric": metric, "n": desc["n"], "mean": desc["mean"],
+                                  "std": desc["std"], "ci_low": desc["ci95_low"],
+                                  "ci_high": desc["ci95_high"], "n_pairs": res["n"],
+                                  "mean_diff_vs_base": res["mean_diff"], "p_vs_base": res["p"],
+                                  "p_vs_base_holm": math.nan, "holm_m": 0,
+                                  "mdd80": res["mdd80"],
+                                  "higher_is_better": stats.higher_is_better(metric),
+                                  "standin": standin, "note": note})
+                p = np.array([r["p_vs_base"] for r in block[1:]], dtype=float)
+                adj = stats.holm(p) if len(p) else p
+                for r, q in zip(block[1:], adj):
+                    r["p_vs_base_holm"] = float(q)
+                    r["holm_m"] = int(np.isfinite(p).sum())
+                rows.extend(block)
+    return pd.DataFrame(rows, columns=ABLATION_COLUMNS)
+
+
 def aggregate(results: str | Path, datasets: Sequence[str], methods: Sequence[str],
               seeds: Sequence[int], out_dir: str | Path,
               reference: str | Path | None = None,
-              reference_method: str = REFERENCE_METHOD) -> dict[str, pd.DataFrame]:
-    """Collect, summarise, compare and write all tables; returns the frames."""
-    raw = collect(results, datasets, methods, seeds)
+              reference_method: str = REFERENCE_METHOD,
+              variants: Sequence[str] | None = None) -> dict[str, pd.DataFrame]:
+    """Collect, summarise, compare and write all tables; returns the frames.
+
+    ``variants``: ablation method names; ``None`` finds them on disk (method
+    folders under eval/<dataset>/ whose eval jsons carry a ``variant`` field).
+    """
+    methods = list(dict.fromkeys(methods))
+    if variants is None:
+        variants = discover_variants(results, datasets, methods)
+    all_methods = methods + [v for v in variants if v not in methods]
+    raw = collect(results, datasets, all_methods, seeds,
+                  sparse=[v for v in variants if v not in methods])
+    var_info = dict(raw["variants"])
+    for v in variants:  # a declared variant with no eval json yet: axis unknown
+        var_info.setdefault(v, {"name": v, "base": "", "axis": "unknown", "value": v})
+    main_methods = [m for m in methods if m not in var_info]
     ref = load_reference(reference)
-    summary = summarize(raw["values"], raw["runs"], methods, ref, raw["ds_info"])
-    comparisons = compare_methods(raw["values"], methods, raw["ds_info"], reference_method)
+    main_values = raw["values"][raw["values"].method.isin(main_methods)]
+    main_runs = raw["runs"][raw["runs"].method.isin(main_methods)]
+    summary = summarize(main_values, main_runs, main_methods, ref, raw["ds_info"],
+                        raw["baselines"])
+    comparisons = compare_methods(main_values, main_methods, raw["ds_info"], reference_method,
+                                  same_run_pairs(raw["runs"]), ref)
+    ablations = ablation_table(raw["values"], raw["runs"], var_info, results)
     tables = {
         "summary.csv": summary,
         "comparisons.csv": comparisons,
@@ -434,6 +771,9 @@ def aggregate(results: str | Path, datasets: Sequence[str], methods: Sequence[st
         "history.csv": raw["history"],
         "freeze.csv": raw["freeze"],
         "corruptions.csv": raw["corruptions"],
+        "datasets.csv": raw["datasets"],
+        "baselines.csv": raw["baselines"],
+        "ablations.csv": ablations,
     }
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -453,18 +793,24 @@ def build_parser() -> argparse.ArgumentParser:
                    help="paper reference csv (default: the package's paper_reference.csv)")
     p.add_argument("--reference-method", default=REFERENCE_METHOD,
                    help="method compared against every other one (default: autonorm_s)")
+    p.add_argument("--variants", nargs="*", default=None,
+                   help="ablation variants (method names); default: found on disk by the "
+                        "'variant' field of their eval jsons")
     return p
 
 
 def main(argv: Iterable[str] | None = None) -> int:
     args = build_parser().parse_args(None if argv is None else list(argv))
     tables = aggregate(args.results, args.datasets, args.methods, args.seeds, args.out_dir,
-                       args.reference, args.reference_method)
+                       args.reference, args.reference_method, args.variants)
     runs = tables["runs.csv"]
     n_ok = int((runs.status == "ok").sum())
     print(f"autonorm-aggregate: {len(runs)} expected runs, {n_ok} ok, "
           f"{int((runs.status == 'diverged').sum())} diverged, "
-          f"{int((runs.status == 'missing').sum())} missing -> {args.out_dir}")
+          f"{int((runs.status == 'missing').sum())} missing, "
+          f"{int((runs.status == 'stale').sum())} stale -> {args.out_dir}")
+    for r in runs[runs.status == "stale"].itertuples(index=False):
+        print(f"autonorm-aggregate: STALE (excluded): {r.path}: {r.message}")
     return 0
 
 

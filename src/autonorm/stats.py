@@ -1,6 +1,6 @@
 """Statistics over seeds: descriptive summaries, paired tests, Holm correction.
 
-Why this module exists: SPEC section 5 asks for mean, std, a 95% confidence
+Why this module exists: docs/method.md section 5 asks for mean, std, a 95% confidence
 interval over seeds and paired t-tests of AutoNorm-S against every baseline
 with a multiple-comparison correction.  The functions are small and pure so
 that the tests can check them against numbers computed by hand and against
@@ -19,6 +19,11 @@ Choices (documented here because the paper is silent on them):
 * The Wilcoxon signed-rank test is only a robustness check and is computed
   only with n >= 5 pairs (with fewer pairs its smallest attainable two-sided p
   is >= 0.0625, so it can never reject at 5%); otherwise NaN with a reason.
+* Power (:func:`min_detectable_difference`): the smallest true mean paired
+  difference a two-sided paired t-test at alpha = 0.05 (uncorrected) detects
+  with 80% probability, given n pairs and the observed sd of the paired
+  differences (statsmodels' ``TTestPower``, noncentral t).  It is what "no
+  significant difference" can and cannot rule out.
 * Holm's step-down correction is applied per *family* (see
   :func:`metric_family` and ``aggregate.compare_methods``): all (method,
   metric) comparisons of one dataset whose metrics belong to the same family.
@@ -27,6 +32,7 @@ Choices (documented here because the paper is silent on them):
 """
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from typing import Iterable, Mapping, Sequence
@@ -52,11 +58,37 @@ ROBUSTNESS_METRICS = ("rotation_accuracy", "gaussian_noise_s3", "motion_blur_s3"
 COST_METRICS = ("params", "flops_per_sample", "latency_ms_per_batch", "train_wall_time_s")
 
 MIN_N_WILCOXON = 5
+#: below this many pairs we say plainly that no test has power (with n = 2 a
+#: paired t-test has one degree of freedom: it detects only differences ~9x
+#: the sd of the differences at 80% power)
+MIN_N_POWER = 3
 
 
 def higher_is_better(metric: str) -> bool:
     """True when a larger value of ``metric`` is better."""
     return metric not in LOWER_IS_BETTER
+
+
+#: metrics in percent (accuracy-like): valid range [0, 100]
+PERCENT_METRICS = frozenset({"accuracy", "precision_macro", "recall_macro", "f1_macro",
+                             "rotation_accuracy", "gaussian_noise_s3", "motion_blur_s3",
+                             "brightness_s3", "mean_s3", "mean_all"})
+
+
+def metric_range(metric: str) -> tuple[float, float]:
+    """The values a metric can take: [0, 100] for percentages, [1, inf) for a
+    perplexity, [0, inf) for errors and costs, (-inf, inf) otherwise.
+
+    Why: a t-interval of n = 2 seeds can reach past 100% accuracy; figures and
+    tables clip intervals to this range (and say so).
+    """
+    if metric in PERCENT_METRICS or metric.endswith("_s3"):
+        return (0.0, 100.0)
+    if metric == "tag_perplexity":
+        return (1.0, math.inf)
+    if metric in LOWER_IS_BETTER:
+        return (0.0, math.inf)
+    return (-math.inf, math.inf)
 
 
 def metric_family(metric: str) -> str:
@@ -106,7 +138,9 @@ def paired_test(a: Mapping | Sequence, b: Mapping | Sequence) -> dict:
     ``a`` and ``b`` are either dicts ``seed -> value`` (paired by key; only
     keys finite in both are used) or equal-length sequences (paired by
     position).  Returns n, mean_a, mean_b, mean_diff (a - b), t, p (two-sided
-    paired t-test), cohens_dz, wilcoxon_p and a human note explaining any NaN.
+    paired t-test), cohens_dz, wilcoxon_p, sd_diff (sd of the paired
+    differences, ddof=1), mdd80 (:func:`min_detectable_difference` for this n
+    and sd_diff) and a human note explaining any NaN.
     """
     if isinstance(a, Mapping) and isinstance(b, Mapping):
         keys = sorted(set(a) & set(b), key=lambda k: (str(type(k)), k))
@@ -121,7 +155,7 @@ def paired_test(a: Mapping | Sequence, b: Mapping | Sequence) -> dict:
     n = len(pairs)
     out = {"n": n, "mean_a": math.nan, "mean_b": math.nan, "mean_diff": math.nan,
            "t": math.nan, "p": math.nan, "cohens_dz": math.nan,
-           "wilcoxon_p": math.nan, "note": ""}
+           "wilcoxon_p": math.nan, "sd_diff": math.nan, "mdd80": math.nan, "note": ""}
     notes: list[str] = []
     if n == 0:
         out["note"] = "n=0: no paired seeds"
@@ -134,6 +168,8 @@ def paired_test(a: Mapping | Sequence, b: Mapping | Sequence) -> dict:
         out["note"] = "n=1: no test"
         return out
     sd = float(d.std(ddof=1))
+    out["sd_diff"] = sd
+    out["mdd80"] = min_detectable_difference(n, sd)
     # floating-point noise (e.g. 99.2-99.0 vs 99.0-98.8) must not pass as a real
     # variance and produce an absurd t: treat sd below 1e-9 of the data scale as 0
     scale = max(1.0, float(np.max(np.abs(np.concatenate([xa, xb])))))
@@ -159,19 +195,65 @@ def paired_test(a: Mapping | Sequence, b: Mapping | Sequence) -> dict:
     return out
 
 
+def min_detectable_difference(n: int, sd_diff: float, alpha: float = 0.05,
+                              power: float = 0.8) -> float:
+    """Smallest |mean paired difference| detected with ``power`` by a two-sided
+    paired t-test at level ``alpha`` with ``n`` pairs whose differences have
+    standard deviation ``sd_diff``.
+
+    Solves the noncentral-t power equation for the standardised effect d_z
+    (statsmodels ``TTestPower.solve_power``; :func:`power_of_paired_test`
+    writes the equation out for the tests) and returns ``d_z * sd_diff``
+    in the metric's units.  NaN when n < 2 or sd_diff is not finite; 0 when
+    sd_diff is 0 (every nonzero difference is then "detected").
+    """
+    if n is None or n < 2 or sd_diff is None or not np.isfinite(sd_diff):
+        return math.nan
+    if sd_diff == 0:
+        return 0.0
+    dz = _detectable_dz(int(n), float(alpha), float(power))
+    return dz * float(sd_diff) if np.isfinite(dz) else math.nan
+
+
+@functools.lru_cache(maxsize=256)
+def _detectable_dz(n: int, alpha: float, power: float) -> float:
+    """d_z a two-sided paired t-test with n pairs detects with ``power`` (depends on n only)."""
+    from statsmodels.stats.power import TTestPower
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dz = TTestPower().solve_power(effect_size=None, nobs=n, alpha=alpha, power=power,
+                                      alternative="two-sided")
+    return float(np.asarray(dz).reshape(-1)[0])
+
+
+def power_of_paired_test(n: int, dz: float, alpha: float = 0.05) -> float:
+    """Power of a two-sided paired t-test: P(|T| > t_crit) with T ~ nct(n-1, dz*sqrt(n)).
+
+    Written out from the definition (scipy's noncentral t), so the tests can
+    check :func:`min_detectable_difference` against it.
+    """
+    if n < 2:
+        return math.nan
+    df = n - 1
+    crit = sps.t.ppf(1 - alpha / 2, df)
+    nc = dz * math.sqrt(n)
+    return float(sps.nct.sf(crit, df, nc) + sps.nct.cdf(-crit, df, nc))
+
+
 def holm(pvalues: Sequence[float]) -> np.ndarray:
     """Holm step-down adjusted p-values; NaN entries are ignored and stay NaN.
 
-    Uses statsmodels' implementation on the finite entries (so the family
-    size m counts only the tests that were actually run).
+    Computed on the finite entries only (so the family size m counts only
+    the tests that were actually run); the tests check it against
+    statsmodels' ``multipletests(method="holm")``, which is not called here
+    because it runs a full garbage collection on every call (~0.3 s).
     """
-    from statsmodels.stats.multitest import multipletests
-
     p = np.asarray(pvalues, dtype=float)
     out = np.full(p.shape, np.nan)
     ok = np.isfinite(p)
     if ok.any():
-        out[ok] = multipletests(p[ok], method="holm")[1]
+        out[ok] = holm_by_hand(p[ok])
     return out
 
 
@@ -191,5 +273,6 @@ def holm_by_hand(pvalues: Sequence[float]) -> np.ndarray:
 __all__ = [
     "LOWER_IS_BETTER", "PRIMARY_METRICS", "SECONDARY_METRICS", "ROBUSTNESS_METRICS",
     "COST_METRICS", "MIN_N_WILCOXON", "higher_is_better", "metric_family", "t_ci",
-    "describe", "paired_test", "holm", "holm_by_hand",
+    "describe", "paired_test", "holm", "holm_by_hand", "min_detectable_difference",
+    "power_of_paired_test", "MIN_N_POWER", "metric_range", "PERCENT_METRICS",
 ]

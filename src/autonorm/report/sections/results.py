@@ -1,0 +1,375 @@
+"""Main results: per family, per dataset, our numbers beside the paper's with tests,
+power, the trivial baseline, secondary metrics and cost."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from autonorm import stats
+from autonorm.report.context import FAMILIES, ReportContext
+from autonorm.report.fmt import (decimals, fmt, fmt_ci, fmt_cost, fmt_diff, fmt_ms, fmt_p,
+                                 fnum, md_table, pretty, text, truthy)
+from autonorm.report.paper import DOUBTFUL, PARAM_OVERHEAD_CLAIM, RANDOM_VS_AUTONORM
+from autonorm.report.sections.datasets import baseline_text
+
+LATENCY_CAVEAT = ("Latency is measured once per run on whatever machine ran the job, often "
+                  "sharing its CPU with other jobs: methods with identical FLOPs have differed "
+                  "3-6x this way. Read it as noise unless the runs were timed on a quiet, "
+                  "dedicated machine (the benchmarks/ folder and README describe that); "
+                  "parameters and FLOPs are exact.")
+
+
+def _ours(r) -> str:
+    if not fnum(r["n"]) or int(fnum(r["n"])) == 0:
+        return "no result"
+    return fmt_ms(r["mean"], r["std"])
+
+
+def _n(r) -> str:
+    n = int(fnum(r["n"])) if math.isfinite(fnum(r["n"])) else 0
+    extra = []
+    for col, word in (("n_diverged", "diverged"), ("n_missing", "missing"), ("n_stale", "stale")):
+        k = fnum(r.get(col, 0))
+        if math.isfinite(k) and int(k):
+            extra.append(f"{int(k)} {word}")
+    return f"{n}" + (f" ({', '.join(extra)})" if extra else "")
+
+
+def _paper(r, d: str) -> str:
+    pm = fnum(r.get("paper_mean"))
+    if not math.isfinite(pm):
+        return "–"
+    return fmt_ms(pm, r.get("paper_std")) + (" †" if (d, r["metric"]) in DOUBTFUL else "")
+
+
+def _vs_trivial(r) -> str:
+    v = r.get("at_or_below_baseline")
+    if not math.isfinite(fnum(r.get("baseline_value"))) or int(fnum(r["n"]) or 0) == 0:
+        return "–"
+    return "**not better**" if truthy(v) else "better"
+
+
+def fmt_mdd(v, like) -> str:
+    """The detectable difference, to the decimals of the metric's mean."""
+    v = fnum(v)
+    if not math.isfinite(v):
+        return "–"
+    if v == 0:
+        return "0 (no spread)"
+    return f"{v:.{decimals(fnum(like))}f}"
+
+
+def order_rows(df: pd.DataFrame, ref: str) -> pd.DataFrame:
+    """Rows grouped by metric (in order of appearance), the reference method first."""
+    if df.empty:
+        return df
+    metric_pos = {m: i for i, m in enumerate(dict.fromkeys(df["metric"]))}
+    method_pos = {m: i for i, m in enumerate(dict.fromkeys(df["method"]))}
+    key = [(metric_pos[r.metric], 0 if r.method == ref else 1, method_pos[r.method])
+           for r in df.itertuples(index=False)]
+    return df.iloc[sorted(range(len(df)), key=lambda i: key[i])]
+
+
+def _cmp_row(cmp_d: pd.DataFrame, metric: str, method: str):
+    if cmp_d.empty:
+        return None
+    c = cmp_d[(cmp_d.metric == metric) & (cmp_d.method_b == method)]
+    return c.iloc[0] if len(c) else None
+
+
+def _method_cell(ctx: ReportContext, d: str, m: str) -> str:
+    same = ctx.same_run_as(d, m)
+    return f"{m} (= {same}: same runs)" if same else m
+
+
+def primary_table(ctx: ReportContext, d: str, sd: pd.DataFrame, cmp_d: pd.DataFrame) -> list[str]:
+    """The headline table of one dataset; returns markdown lines incl. its footnotes."""
+    ref = ctx.reference_method
+    standin = ctx.standin(d)
+    prim = order_rows(sd[sd.metric_family == "primary"], ref)
+    rows, clipped, doubtful_used = [], False, set()
+    max_n = int(cmp_d["n"].max()) if not cmp_d.empty and len(cmp_d) else 0
+    for _, r in prim.iterrows():
+        metric = r["metric"]
+        arrow = "↑" if truthy(r["higher_is_better"]) else "↓"
+        ci, clip = fmt_ci(r["ci95_low"], r["ci95_high"], r["mean"], metric)
+        clipped |= clip
+        delta = p_h = mdd = pdiff = "–"
+        if r["method"] == ref:
+            delta = p_h = "(reference)"
+        else:
+            c = _cmp_row(cmp_d, metric, r["method"])
+            if c is not None:
+                n_pairs = int(fnum(c["n"]) or 0)
+                delta = fmt_diff(c["mean_diff"], c["mean_a"])
+                if truthy(c.get("same_runs")):
+                    delta, p_h, mdd = "0 (same runs)", "same runs: no test", "–"
+                elif n_pairs < stats.MIN_N_POWER:
+                    p_h = f"no power (n={n_pairs})"
+                    mdd = f"no power (n={n_pairs})"
+                else:
+                    p_h = (fmt_p(c["p_holm"]) if math.isfinite(fnum(c["p_holm"]))
+                           else (text(c["note"]).split(";")[0] or "no test"))
+                    mdd = fmt_mdd(c["mdd80"], r["mean"])
+                if not standin:
+                    if (d, metric) in DOUBTFUL:
+                        if math.isfinite(fnum(r.get("paper_mean"))):
+                            pdiff = "† not comparable"
+                            doubtful_used.add((d, metric))
+                    else:
+                        pdiff = fmt_diff(c.get("paper_diff"), c["mean_a"])
+        if (d, metric) in DOUBTFUL and math.isfinite(fnum(r.get("paper_mean"))):
+            doubtful_used.add((d, metric))
+        row = [_method_cell(ctx, d, r["method"]), f"{metric} {arrow}", _ours(r), ci, _n(r)]
+        if not standin:
+            row.append(_paper(r, d))
+        row += [_vs_trivial(r), delta, p_h, mdd]
+        if not standin:
+            row.append(pdiff)
+        rows.append(row)
+    headers = ["method", "metric", "ours (mean ± std)", "95% CI", "n"]
+    if not standin:
+        headers.append("paper (mean ± std)")
+    headers += ["vs trivial", f"Δ vs {ref}", "p (Holm)", "detectable Δ (80% power)"]
+    if not standin:
+        headers.append("paper Δ")
+    lines = [md_table(headers, rows), ""]
+    notes = []
+    if not cmp_d.empty and max_n < stats.MIN_N_POWER:
+        if max_n == 2:
+            why = (f"with n = 2 a paired t-test detects (80% power) only a difference of "
+                   f"{stats.min_detectable_difference(2, 1.0):.1f} times the sd of the paired "
+                   "differences")
+        else:
+            why = f"with n = {max_n} there is no test at all"
+        notes.append(f"**No test has power here:** at most {max_n} paired seed(s) per "
+                     f"comparison; {why}. The differences are descriptive only.")
+    if clipped:
+        notes.append("* interval clipped to the metric's valid range (the t-interval of few "
+                     "seeds can reach past it).")
+    for key in sorted(doubtful_used):
+        notes.append(f"† {DOUBTFUL[key]} (docs/method.md section 8).")
+    if d == "cifar10" and not standin:
+        notes.append(f"Note: {RANDOM_VS_AUTONORM} (docs/method.md section 8).")
+    pairs = sorted({(m, ctx.same_run_as(d, m)) for m in prim["method"] if ctx.same_run_as(d, m)})
+    seen = set()
+    for a, b in pairs:
+        if frozenset((a, b)) in seen:
+            continue
+        seen.add(frozenset((a, b)))
+        notes.append(f"{a} and {b} are the same training runs on this dataset (AutoNorm-S "
+                     "does not freeze here, so it is AutoNorm): identical rows, no test between "
+                     "them.")
+    for nline in notes:
+        lines += [nline, ""]
+    return lines
+
+
+def secondary_table(sd: pd.DataFrame) -> list[str]:
+    sec = sd[sd.metric_family == "secondary"]
+    if sec.empty:
+        return []
+    mets = list(dict.fromkeys(sec["metric"]))
+    rows = []
+    for m in dict.fromkeys(sec["method"]):
+        sm = sec[sec.method == m].set_index("metric")
+        rows.append([m] + [_ours(sm.loc[x]) if x in sm.index else "–" for x in mets])
+    arrows = [f"{x} {'↑' if stats.higher_is_better(x) else '↓'}" for x in mets]
+    return ["Other test metrics (mean ± std over seeds):", "",
+            md_table(["method"] + arrows, rows), ""]
+
+
+def cost_table(ctx: ReportContext, d: str, sd: pd.DataFrame) -> list[str]:
+    cost = sd[sd.metric_family == "cost"]
+    if cost.empty:
+        return []
+    idx = cost.set_index(["method", "metric"])
+    base_params = (fnum(idx.loc[("frozen_ln", "params"), "mean"])
+                   if ("frozen_ln", "params") in idx.index else math.nan)
+    base_flops = (fnum(idx.loc[("frozen_ln", "flops_per_sample"), "mean"])
+                  if ("frozen_ln", "flops_per_sample") in idx.index else math.nan)
+    rows = []
+    has_latency = (cost.metric == "latency_ms_per_batch").any()
+    for m in dict.fromkeys(cost["method"]):
+        def get(metric, col="mean"):
+            return idx.loc[(m, metric), col] if (m, metric) in idx.index else math.nan
+        params, flops = fnum(get("params")), fnum(get("flops_per_sample"))
+        over_p = (f"{100 * (params / base_params - 1):+.1f}%"
+                  if math.isfinite(params) and base_params else "–")
+        over_f = (f"{100 * (flops / base_flops - 1):+.2f}%"
+                  if math.isfinite(flops) and base_flops else "–")
+        row = [m, fmt_cost("params", params), over_p, fmt_cost("flops_per_sample", flops), over_f]
+        if has_latency:
+            lat = fnum(get("latency_ms_per_batch"))
+            lat_sd = fnum(get("latency_ms_per_batch", "std"))
+            row.append(fmt_ms(lat, lat_sd) if math.isfinite(lat) else "–")
+        rows.append(row)
+    headers = ["method", "params", "vs frozen_ln", "FLOPs / sample", "vs frozen_ln"]
+    if has_latency:
+        headers.append("latency ms / batch (mean ± sd; noisy, see Cost)")
+    return ["Cost (mean over seeds):", "", md_table(headers, rows), ""]
+
+
+def cost_section(ctx: ReportContext) -> str:
+    """The selector overhead over all datasets beside the paper's claim, and the latency caveat."""
+    s = ctx.summary
+    if s.empty:
+        return ""
+    cost = s[(s.metric_family == "cost") & (s.dataset == s.source_dataset)]
+    if cost.empty:
+        return ""
+    rows = []
+    for d in dict.fromkeys(cost["dataset"]):
+        idx = cost[cost.dataset == d].set_index(["method", "metric"])["mean"]
+        for m in ("autonorm_s", "autonorm", "autonorm3"):
+            cells = []
+            for metric in ("params", "flops_per_sample"):
+                a, b = idx.get((m, metric)), idx.get(("frozen_ln", metric))
+                ok = a is not None and b is not None and math.isfinite(fnum(a)) and fnum(b)
+                cells.append(f"{100 * (fnum(a) / fnum(b) - 1):+.2f}%" if ok else None)
+            if any(cells):
+                rows.append([ctx.label(d), m] + [c or "–" for c in cells])
+    lines = ["## Cost", ""]
+    if rows:
+        lines += ["Selector overhead against the same backbone with static LN (frozen_ln), mean "
+                  "over seeds:", "", md_table(["dataset", "method", "params", "FLOPs / sample"],
+                                             rows), "",
+                  f"Beside the paper: {PARAM_OVERHEAD_CLAIM} (docs/method.md section 8). Compare "
+                  "the params column with \"<1%\", not with each other.", ""]
+    if (cost.metric == "latency_ms_per_batch").any():
+        lines += [LATENCY_CAVEAT, ""]
+    return "\n".join(lines)
+
+
+def paired_detail(ctx: ReportContext, cmp_d: pd.DataFrame) -> list[str]:
+    """All primary-family tests with t, p, d_z, Wilcoxon - only when some test has power."""
+    if cmp_d.empty:
+        return []
+    cp = cmp_d[(cmp_d.holm_family == "primary") & ~cmp_d.get("same_runs", False).map(truthy)]
+    cp = cp[cp["n"] >= stats.MIN_N_POWER]
+    if cp.empty:
+        return []
+    rows = [[c.metric, f"{c.method_a} − {c.method_b}", int(c.n), fmt_diff(c.mean_diff, c.mean_a),
+             fmt_mdd(c.sd_diff, c.mean_a) if "sd_diff" in cp else "–", fmt(c.t, 3), fmt_p(c.p),
+             fmt_p(c.p_holm), fmt(c.cohens_dz, 2), fmt_p(c.wilcoxon_p), text(c.note)]
+            for c in cp.itertuples(index=False)]
+    m_holm = int(fnum(cp.holm_m.max()) or 0)
+    return [f"Paired tests ({ctx.reference_method} − other, paired by seed; Holm over the "
+            f"{m_holm} primary-metric tests of this dataset):", "",
+            md_table(["metric", "difference", "n", "mean diff", "sd of diffs", "t", "p",
+                      "p (Holm)", "d_z", "Wilcoxon p", "note"], rows), ""]
+
+
+def glance_section(ctx: ReportContext) -> str:
+    """One row per dataset: the reference against static LN (the paper's main comparison),
+    with power, the paper's difference, the trivial baseline and our best method."""
+    summary, comp = ctx.summary, ctx.comparisons
+    ref = ctx.reference_method
+    if summary.empty:
+        return ""
+    rows, doubtful = [], set()
+    main = summary[(summary.metric_family == "primary") & (summary.dataset == summary.source_dataset)]
+    for d in dict.fromkeys(main["dataset"]):
+        sd = main[main.dataset == d]
+        metric = next((m for m in ("accuracy", "rmse", "tag_perplexity") if m in set(sd.metric)),
+                      None)
+        if metric is None:
+            continue
+        sm = sd[sd.metric == metric].set_index("method")
+        hib = stats.higher_is_better(metric)
+        arrow = "↑" if hib else "↓"
+        r_ref = sm.loc[ref] if ref in sm.index else None
+        other = "frozen_ln" if "frozen_ln" in sm.index else None
+        c = None
+        if other is not None and not comp.empty:
+            cc = comp[(comp.dataset == d) & (comp.metric == metric) & (comp.method_b == other)]
+            c = cc.iloc[0] if len(cc) else None
+        have = sm[sm["n"] > 0]
+        have = have.loc[sorted(have.index, key=lambda m: m != ref)]  # ties go to the reference
+        best = (have["mean"].idxmax() if hib else have["mean"].idxmin()) if len(have) else "–"
+        bl = "–"
+        if r_ref is not None and math.isfinite(fnum(r_ref.get("baseline_value"))):
+            bl = fmt(r_ref["baseline_value"])
+        flagged = [m for m, r in sm.iterrows() if truthy(r.get("at_or_below_baseline"))]
+        delta = p = mdd = pdiff = "–"
+        n = "0"
+        if c is not None:
+            n = str(int(fnum(c["n"]) or 0))
+            delta = fmt_diff(c["mean_diff"], c["mean_a"])
+            if int(fnum(c["n"]) or 0) < stats.MIN_N_POWER:
+                p = mdd = "no power (n<3)"
+            else:
+                p = fmt_p(c["p_holm"]) if math.isfinite(fnum(c["p_holm"])) else "no test"
+                mdd = fmt_mdd(c["mdd80"], c["mean_a"])
+            if not ctx.standin(d):
+                if (d, metric) in DOUBTFUL:
+                    pdiff = "† not comparable"
+                    doubtful.add((d, metric))
+                else:
+                    pdiff = fmt_diff(c.get("paper_diff"), c["mean_a"])
+        rows.append([ctx.label(d), f"{metric} {arrow}", n,
+                     _ours(r_ref) if r_ref is not None else "–",
+                     _ours(sm.loc[other]) if other else "–", delta, p, mdd, pdiff, bl,
+                     ", ".join(f"**{m}**" for m in flagged) or "none", best])
+    if not rows:
+        return ""
+    lines = ["## At a glance", "",
+             f"{ref} against frozen_ln (static LN, the paper's \"Disable Selector\") on each "
+             "dataset's primary metric; every method and metric follows in the family "
+             "sections.", "",
+             md_table(["dataset", "metric", "n pairs", ref, "frozen_ln", f"Δ ({ref} − frozen_ln)",
+                       "p (Holm)", "detectable Δ (80% power)", "paper Δ", "trivial baseline",
+                       "at or below trivial", "best of ours"], rows), ""]
+    for key in sorted(doubtful):
+        lines += [f"† {DOUBTFUL[key]} (docs/method.md section 8).", ""]
+    return "\n".join(lines)
+
+
+def dataset_section(ctx: ReportContext, d: str) -> str:
+    summary, comparisons = ctx.summary, ctx.comparisons
+    sd = summary[summary.dataset == d]
+    lines = [f"### {ctx.label(d)}" + (" — no paper numbers" if ctx.standin(d) else ""), ""]
+    meta = ctx.dataset_meta(d)
+    facts = []
+    if text(meta.get("description")):
+        facts.append(text(meta.get("description")))
+    bl = baseline_text(ctx, d)
+    if bl:
+        facts.append(f"trivial baseline: {bl}")
+    if facts:
+        lines += ["; ".join(facts) + ".", ""]
+    if sd[sd.metric_family == "primary"].empty:
+        lines.append("No primary metric was measured for this dataset.")
+        return "\n".join(lines)
+    cmp_d = comparisons[comparisons.dataset == d] if not comparisons.empty else comparisons
+    lines += primary_table(ctx, d, sd, cmp_d)
+    lines += secondary_table(sd)
+    lines += cost_table(ctx, d, sd)
+    lines += paired_detail(ctx, cmp_d)
+    return "\n".join(lines)
+
+
+def results_section(ctx: ReportContext) -> str:
+    summary = ctx.summary
+    if summary.empty:
+        return "**No results: summary.csv is empty.**\n"
+    main_ds = [d for d in dict.fromkeys(summary["dataset"])
+               if not (summary[summary.dataset == d].metric_family == "robustness").all()]
+
+    def family_of(d: str) -> str:
+        f = ctx.ds_family.get(d) or summary.loc[summary.dataset == d, "family"].iloc[0]
+        return f if f in FAMILIES else "other"
+
+    parts = []
+    for fam in FAMILIES + ("other",):
+        ds = [d for d in main_ds if family_of(d) == fam]
+        if not ds:
+            continue
+        parts += [f"## {fam.capitalize() if fam != 'nlp' else 'NLP'}", ""]
+        for d in ds:
+            parts += [dataset_section(ctx, d), ""]
+    return "\n".join(parts)
+
+
+__all__ = ["results_section", "dataset_section", "pretty", "decimals"]
