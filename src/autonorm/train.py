@@ -36,6 +36,7 @@ from .checkpoint import (CHECKPOINT, CHECKPOINT_FORMAT, CORRUPT, PREVIOUS, clean
 from .config import load_config, resolve_run_config
 from .data import load_processed
 from .device import resolve_device
+from .distill import Distiller
 from .io_utils import WriteFailed, write_json_atomic
 from .methods import get_method
 from .metrics import VAL_METRIC
@@ -123,6 +124,7 @@ def _train(cfg: dict, stop_after_epochs: int | None) -> dict | None:
     model = build_model(meta, cfg["method"], cfg["model"], cfg.get("norm_options", {})).to(device)
     step_model = torch.compile(model) if runtime.get("compile") and device.type == "cuda" else model
     opt = make_optimizer(model, tcfg)
+    distiller = Distiller.from_run_config(cfg, meta, device)  # None unless a distillation variant
 
     epochs, bs = int(tcfg["epochs"]), int(tcfg["batch_size"])
     steps_per_epoch = math.ceil(x_tr.shape[0] / bs)
@@ -167,6 +169,8 @@ def _train(cfg: dict, stop_after_epochs: int | None) -> dict | None:
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast):
                 out = step_model(xb)
             loss = task.loss(out, yb, smoothing)
+            if distiller is not None:
+                loss = distiller.loss(loss, out, xb, yb)
             if not torch.isfinite(loss):
                 msg = (f"{cfg['dataset']}/{cfg['method']}/seed{cfg['seed']}: loss is {float(loss.detach())} "
                        f"at epoch {epoch}, step {b + 1} (global step {step + 1}); no metrics written")
