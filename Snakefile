@@ -6,9 +6,16 @@
 #
 # DAG: download -> preprocess (+ corruption sets) -> train (dataset x method x seed)
 #      -> evaluate -> aggregate -> figures -> report
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
+
+from autonorm.config import check_config, read_yaml
 
 min_version("9.0")
+
+# Read it ourselves first: Snakemake's message for a YAML syntax error names
+# neither the file nor the line (`python -m autonorm.config FILE...` does both
+# for --configfile files, which Snakemake reads before this file runs).
+read_yaml("config.yaml")
 
 
 configfile: "config.yaml"
@@ -18,8 +25,10 @@ configfile: "config.yaml"
 if isinstance(config.get("seeds"), list):
     config["seeds"] = [int(s) if isinstance(s, str) and s.isdigit() else s for s in config["seeds"]]
 
-# Schema first, so a malformed config fails before any job runs.
-validate(config, "workflow/schemas/config.schema.yaml")
+# Schema and cross-key checks, so a malformed config fails before any job runs,
+# with the key named. `device: cuda` is checked here when the jobs run on this
+# machine; with an executor that sends them elsewhere (SLURM), the job checks.
+check_config(config, check_device=workflow.local_exec and workflow.is_main_process)
 
 
 include: "workflow/rules/common.smk"

@@ -13,6 +13,7 @@ resolved dict as a param, so editing one dataset's block reruns only its jobs.
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 
 import yaml
@@ -32,12 +33,30 @@ def deep_merge(base: dict, override: dict) -> dict:
     return out
 
 
+def read_yaml(path: str | Path) -> dict:
+    """A config file as a dict; a syntax error names the file, line and column."""
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the config file ({exc.strerror or exc})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f", line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"{path}{where}: YAML syntax error: {problem}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: a config file holds keys at its top level, not a {type(data).__name__}")
+    return data
+
+
 def load_config(path: str | Path, *extra: str | Path) -> dict:
-    with open(path) as f:
-        cfg = yaml.safe_load(f) or {}
+    cfg = read_yaml(path)
     for e in extra:
-        with open(e) as f:
-            cfg = deep_merge(cfg, yaml.safe_load(f) or {})
+        cfg = deep_merge(cfg, read_yaml(e))
     check_config(cfg)
     return cfg
 
@@ -46,38 +65,204 @@ class ConfigError(ValueError):
     pass
 
 
-def check_config(cfg: dict, schema_path: str | Path | None = None) -> None:
-    """JSON-schema validation plus the cross-key checks a schema cannot express.
+# Choices of each gated norm's selector: its entropy is at most ln(choices).
+GATE_CHOICES = {"autonorm": 2, "autonorm3": 3}
 
-    Raises ConfigError naming the offending key, before any job runs.
+
+def _key(path) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "<top level>"
+
+
+def _schema_problem(e) -> str:
+    """One jsonschema error as 'config key <a.b.c>: <what is wrong>'."""
+    import difflib
+
+    where = list(e.absolute_path)
+    if e.validator == "additionalProperties" and isinstance(e.instance, dict):
+        known = sorted(e.schema.get("properties", {}))
+        extra = [k for k in e.instance if k not in known
+                 and not any(re.search(pat, str(k)) for pat in e.schema.get("patternProperties", {}))]
+        msgs = []
+        for k in extra:
+            close = difflib.get_close_matches(str(k), known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            msgs.append(f"config key {_key(where + [k])}: unknown key{hint}; known keys here: {', '.join(known)}")
+        if msgs:
+            return "\n".join(msgs)
+    if e.validator == "required":
+        missing = e.message.split("'")[1] if "'" in e.message else e.message
+        return f"config key {_key(where + [missing])}: required key missing"
+    return f"config key {_key(where)}: {e.message}"
+
+
+def _first_existing_ancestor_file(path: Path) -> Path | None:
+    """The first ancestor of ``path`` (or path itself) that exists and is not a folder."""
+    for p in [path, *path.parents]:
+        if p.exists():
+            return None if p.is_dir() else p
+    return None
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+def check_config(cfg: dict, schema_path: str | Path | None = None, *, check_device: bool = False,
+                 cuda_available: bool | None = None) -> None:
+    """JSON-schema validation plus the checks a schema cannot express.
+
+    Every problem found is reported at once, each naming its config key; raises
+    ConfigError before any job runs. ``check_device``: also refuse
+    ``runtime.device: cuda`` when this machine has no CUDA (the Snakefile asks
+    for it when the jobs run on this machine).
     """
     import jsonschema
 
+    if not isinstance(cfg, dict):
+        raise ConfigError(f"config: expected a mapping of keys, got {type(cfg).__name__}")
     schema_path = Path(schema_path) if schema_path else SCHEMA_PATH
-    if schema_path.exists():
-        schema = yaml.safe_load(schema_path.read_text())
-        errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(cfg), key=lambda e: list(e.path))
-        if errors:
-            e = errors[0]
-            where = ".".join(str(p) for p in e.absolute_path) or "<top level>"
-            raise ConfigError(f"config key {where}: {e.message}")
-    from .data import DATASETS
+    schema = yaml.safe_load(schema_path.read_text())
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(cfg), key=lambda e: list(map(str, e.path)))
+    if errors:
+        raise ConfigError("\n".join(dict.fromkeys(_schema_problem(e) for e in errors)))
+    problems = _cross_key_problems(cfg)
+    if not problems:  # method variants (ablations) and where they run
+        from .variants import variant_problems
 
+        problems += variant_problems(cfg)
+    if check_device and cfg.get("runtime", {}).get("device") == "cuda":
+        if not (_cuda_available() if cuda_available is None else cuda_available):
+            problems.append("config key runtime.device: 'cuda' requested but CUDA is not available on this "
+                            "machine; use device: auto (CUDA when present, else CPU) or run where a GPU is")
+    if problems:
+        raise ConfigError("\n".join(problems))
+
+
+def _cross_key_problems(cfg: dict) -> list[str]:
+    import math
+
+    from .data import CORRUPTION_SETS, DATASETS
+
+    problems: list[str] = []
+    add = problems.append
+    blocks = cfg.get("dataset_config", {})
+    families = cfg.get("families", {})
+    methods = [m for m in cfg.get("methods", []) if m in METHODS]
     for d in cfg.get("datasets", []):
         if d not in DATASETS:
-            raise ConfigError(f"config key datasets: unknown dataset {d!r}; known: {sorted(DATASETS)}")
-        if d not in cfg.get("dataset_config", {}):
-            raise ConfigError(f"config key dataset_config: no block for dataset {d!r}")
+            add(f"config key datasets: unknown dataset {d!r}; known: {sorted(DATASETS)}")
+        elif d not in blocks:
+            add(f"config key dataset_config: no block for dataset {d!r} (it is listed in datasets)")
     for m in cfg.get("methods", []):
         if m not in METHODS:
-            raise ConfigError(f"config key methods: unknown method {m!r}; known: {sorted(METHODS)}")
-    for d, block in cfg.get("dataset_config", {}).items():
+            add(f"config key methods: unknown method {m!r}; known: {sorted(METHODS)}")
+    for d, block in blocks.items():
         fam = block.get("family")
-        if fam not in cfg.get("families", {}):
-            raise ConfigError(f"config key dataset_config.{d}.family: unknown family {fam!r}")
+        if fam not in families:
+            add(f"config key dataset_config.{d}.family: family {fam!r} has no block under families")
+        elif d in DATASETS and DATASETS[d].family != fam:
+            add(f"config key dataset_config.{d}.family: {d} is a {DATASETS[d].family} dataset, not {fam}")
+        cset = block.get("corruptions")
+        if cset and CORRUPTION_SETS.get(cset, {}).get("source") not in (None, d):
+            add(f"config key dataset_config.{d}.corruptions: {cset} is made from "
+                f"{CORRUPTION_SETS[cset]['source']}'s test set, not {d}'s")
+        data = block.get("data", {}) or {}
+        vf, tf = data.get("val_fraction"), data.get("test_fraction")
+        if isinstance(vf, (int, float)) and isinstance(tf, (int, float)) and vf + tf >= 1:
+            add(f"config key dataset_config.{d}.data.val_fraction: val_fraction + test_fraction = {vf + tf:g} "
+                f"leaves no training data (must be below 1)")
     ref = cfg.get("reference_method")
     if ref and cfg.get("methods") and ref not in cfg["methods"]:
-        raise ConfigError(f"config key reference_method: {ref!r} is not among methods {cfg['methods']}")
+        add(f"config key reference_method: {ref!r} is not among methods {cfg['methods']}")
+    for key in ("results_dir", "raw_dir"):
+        value = str(cfg.get(key, ""))
+        if "{" in value or "}" in value:
+            add(f"config key {key}: {value!r} contains a brace, which Snakemake reads as a wildcard")
+            continue
+        blocker = _first_existing_ancestor_file(Path(value))
+        if blocker is not None:
+            add(f"config key {key}: {value!r} cannot be a folder: {str(blocker)!r} is a regular file")
+    if problems:
+        return problems  # the per-run checks below assume the blocks they read exist
+
+    auto = cfg.get("autonorm", {})
+    freeze = auto.get("freeze", {})
+    t_freeze = auto.get("t_freeze", 10)
+    eps_h = auto.get("eps_h", 0.1)
+    freezing = [m for m in methods if METHODS[m].freeze_selectors]
+    for d in sorted(set(cfg.get("datasets", []))):
+        block, fam_name = blocks[d], blocks[d]["family"]
+        fam = families[fam_name]
+
+        def where(section: str, key: str) -> str:
+            # the key as written: the dataset's block overrides its family's block
+            if key in (block.get(section) or {}):
+                return f"dataset_config.{d}.{section}.{key}"
+            return f"families.{fam_name}.{section}.{key}"
+
+        train = deep_merge(fam.get("train", {}) or {}, block.get("train", {}) or {})
+        model = deep_merge(fam.get("model", {}) or {}, block.get("model", {}) or {})
+        lr, min_lr = train.get("lr"), train.get("min_lr")
+        if lr is not None and min_lr is not None and min_lr > lr:
+            add(f"config key {where('train', 'min_lr')}: min_lr={min_lr:g} is above lr={lr:g} "
+                f"({where('train', 'lr')}) for dataset {d}; the cosine schedule would raise the rate")
+        epochs, warmup = train.get("epochs"), train.get("warmup_epochs")
+        if epochs is not None and warmup is not None and warmup > epochs:
+            add(f"config key {where('train', 'warmup_epochs')}: warmup_epochs={warmup:g} exceeds "
+                f"epochs={epochs} ({where('train', 'epochs')}) for dataset {d}")
+        dim, heads = model.get("dim"), model.get("heads")
+        if dim and heads and dim % heads:
+            add(f"config key {where('model', 'heads')}: dim={dim} ({where('model', 'dim')}) is not divisible "
+                f"by heads={heads} for dataset {d}")
+        if freezing and freeze.get(fam_name, True) and epochs is not None and t_freeze > epochs:
+            add(f"config key autonorm.t_freeze: t_freeze={t_freeze} is after the last epoch "
+                f"({epochs}, {where('train', 'epochs')}) of dataset {d}, whose family {fam_name} freezes: "
+                f"{', '.join(freezing)} would never decide; lower t_freeze or set autonorm.freeze.{fam_name}: false")
+    freezing_here = [m for m in freezing
+                     if any(freeze.get(blocks[d]["family"], True) for d in cfg.get("datasets", []))]
+    for m in freezing_here:
+        k = GATE_CHOICES.get(METHODS[m].norm, 2)
+        if eps_h >= math.log(k):
+            add(f"config key autonorm.eps_h: eps_h={eps_h:g} is not below ln {k} = {math.log(k):.4f}, the largest "
+                f"entropy of {m}'s {k}-way gate: its selectors would never freeze "
+                f"(to disable freezing set autonorm.freeze.<family>: false)")
+    return problems
+
+
+def check_report_grid(grid_file: str | Path, grid: dict, report_name: str | None) -> None:
+    """Refuse to overwrite a report made for another grid.
+
+    ``grid_file`` (<tables>/grid.json, written with the tables) records the
+    datasets, methods and seeds a report was made from. The same grid, or a
+    larger one that contains it (more seeds, another method), may replace it;
+    a smaller or different grid may not: it would silently drop rows of the
+    report. The error says how to write the subset report beside it.
+    """
+    import json
+
+    grid_file = Path(grid_file)
+    if not grid_file.exists():
+        return
+    try:
+        recorded = json.loads(grid_file.read_text())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{grid_file}: unreadable grid record ({exc}); delete it to rebuild this report") from exc
+    lost = {k: sorted(set(recorded.get(k, [])) - set(grid.get(k, []))) for k in sorted(set(recorded) | set(grid))}
+    lost = {k: v for k, v in lost.items() if v}
+    if not lost:
+        return
+    what = "; ".join(f"{k} {v}" for k, v in lost.items())
+    report = f"report {report_name!r}" if report_name else "the main report"
+    raise ConfigError(
+        f"config key report_name: {report} ({grid_file.parent.parent}) was made for a larger grid: this run lacks "
+        f"{what}, so its tables and report would replace the full ones. Write this grid's report separately with "
+        f"--config report_name=<name> (e.g. report_name=subset; it lands in <results_dir>/reports/<name>/), "
+        f"or delete {grid_file} to replace the report on purpose.")
 
 
 def results_dir(cfg: dict) -> str:
@@ -86,6 +271,10 @@ def results_dir(cfg: dict) -> str:
 
 def resolve_run_config(cfg: dict, dataset: str, method: str, seed: int) -> dict:
     """Everything one training run needs, as plain JSON-able data."""
+    if method not in METHODS and method in (cfg.get("variants") or {}):
+        from .variants import resolve_variant_run_config  # a method variant (an ablation)
+
+        return resolve_variant_run_config(cfg, dataset, method, seed)
     dcfg = cfg["dataset_config"][dataset]
     family = dcfg["family"]
     fam = cfg["families"][family]
@@ -94,6 +283,9 @@ def resolve_run_config(cfg: dict, dataset: str, method: str, seed: int) -> dict:
     norm_options = dict(cfg.get("norm_options", {}))
     norm_options.update(tau=auto.get("tau", 0.5),
                         drop_noise_when_frozen=auto.get("drop_noise_when_frozen", True))
+    for key in ("selector", "hard"):  # ablation options, written only when set: default run configs unchanged
+        if key in auto:
+            norm_options[key] = auto[key]
     res = results_dir(cfg)
     return {
         "dataset": dataset,
@@ -111,3 +303,31 @@ def resolve_run_config(cfg: dict, dataset: str, method: str, seed: int) -> dict:
         "runtime": dict(cfg.get("runtime", {})),
         "evaluation": dict(cfg.get("evaluation", {})),
     }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m autonorm.config config.yaml [preset.yaml ...]``: check config files
+    merged in order, as Snakemake merges ``--configfile`` (Snakemake's own message for
+    a YAML syntax error in a ``--configfile`` names neither the file nor the line)."""
+    import argparse
+    import sys
+
+    p = argparse.ArgumentParser(prog="python -m autonorm.config", description=main.__doc__.split("\n")[0])
+    p.add_argument("files", nargs="+", help="config.yaml first, then presets, in Snakemake's order")
+    p.add_argument("--check-device", action="store_true", help="also refuse device: cuda without CUDA here")
+    args = p.parse_args(argv)
+    try:
+        load = [read_yaml(f) for f in args.files]
+        cfg = load[0]
+        for extra in load[1:]:
+            cfg = deep_merge(cfg, extra)
+        check_config(cfg, check_device=args.check_device)
+    except ConfigError as exc:
+        print(f"config error:\n{exc}", file=sys.stderr)
+        return 2
+    print(f"config ok: {' + '.join(args.files)}")
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

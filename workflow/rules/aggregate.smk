@@ -1,58 +1,80 @@
-# Statistics over seeds, figures and the report.
+# Statistics over seeds, figures and the report, for the grid of this
+# invocation (datasets x methods x seeds). The grid is recorded in
+# <tables>/grid.json; a smaller or different grid may not overwrite a report
+# (README "Partial reruns"): name it with --config report_name=<name>.
 
 
 rule aggregate:
     input:
-        evals=eval_files(),
+        evals=guarded_eval_files,
     output:
-        [f"{R}/tables/{t}" for t in TABLES],
+        tables=[f"{TABLES_DIR}/{t}" for t in TABLES],
+        grid=f"{TABLES_DIR}/grid.json",
     params:
-        datasets=" ".join(DATASET_NAMES),
-        methods=" ".join(METHOD_NAMES),
-        seeds=" ".join(str(s) for s in SEEDS),
+        datasets=DATASET_NAMES,
+        methods=METHOD_NAMES,
+        seeds=SEEDS,
         reference=config.get("reference_method", "autonorm_s"),
         results=lambda w, input: str(Path(input.evals[0]).parents[3]),
-        out_dir=lambda w, output: str(Path(output[0]).parent),
+        out_dir=lambda w, output: str(Path(output.tables[0]).parent),
+        grid=json.dumps(GRID, sort_keys=True),
     log:
-        f"{R}/logs/aggregate.log",
+        f"{REPORT_LOGS}/aggregate.log",
+    benchmark:
+        f"{REPORT_BENCHMARKS}/aggregate.tsv"
+    resources:
+        mem_mb=4000,
+        runtime=30,
     conda:
         "../../envs/stats.yaml"
     shell:
-        "autonorm-aggregate --results {params.results} --datasets {params.datasets} --methods {params.methods}"
-        " --seeds {params.seeds} --reference-method {params.reference} --out-dir {params.out_dir} > {log} 2>&1"
+        "autonorm-aggregate --results {params.results:q} --datasets {params.datasets:q} --methods {params.methods:q}"
+        " --seeds {params.seeds:q} --reference-method {params.reference:q} --out-dir {params.out_dir:q} > {log:q} 2>&1"
+        " && printf '%s\\n' {params.grid:q} > {output.grid:q}.tmp && mv {output.grid:q}.tmp {output.grid:q}"
 
 
 rule figures:
     input:
-        [f"{R}/tables/{t}" for t in TABLES],
+        [f"{TABLES_DIR}/{t}" for t in TABLES],
     output:
         figure_outputs(),
     params:
         tables=lambda w, input: str(Path(input[0]).parent),
         out_dir=lambda w, output: str(Path(output[0]).parent),
     log:
-        f"{R}/logs/figures.log",
+        f"{REPORT_LOGS}/figures.log",
+    benchmark:
+        f"{REPORT_BENCHMARKS}/figures.tsv"
+    resources:
+        mem_mb=4000,
+        runtime=30,
     conda:
         "../../envs/plots.yaml"
     shell:
-        "autonorm-figures --tables {params.tables} --out-dir {params.out_dir} > {log} 2>&1"
+        "autonorm-figures --tables {params.tables:q} --out-dir {params.out_dir:q} > {log:q} 2>&1"
 
 
 rule report:
     input:
-        tables=[f"{R}/tables/{t}" for t in TABLES],
+        tables=[f"{TABLES_DIR}/{t}" for t in TABLES],
+        grid=f"{TABLES_DIR}/grid.json",
         figures=rules.figures.output,
     output:
-        report(f"{R}/report.md", category="Report"),
+        report(REPORT_MD, category="Report"),
     params:
         config_json=lambda w: json.dumps(config, sort_keys=True, default=str),
         tables=lambda w, input: str(Path(input.tables[0]).parent),
         figures=lambda w, input: str(Path(input.figures[0]).parent),
-        runs=lambda w, output: str(Path(output[0]).parent / "runs"),
+        runs=lambda w: f"{R}/runs",
     log:
-        f"{R}/logs/report.log",
+        f"{REPORT_LOGS}/report.log",
+    benchmark:
+        f"{REPORT_BENCHMARKS}/report.tsv"
+    resources:
+        mem_mb=4000,
+        runtime=30,
     conda:
         "../../envs/stats.yaml"
     shell:
-        "autonorm-report --tables {params.tables} --figures-dir {params.figures} --out {output}"
-        " --config-json {params.config_json:q} --provenance-from {params.runs} > {log} 2>&1"
+        "autonorm-report --tables {params.tables:q} --figures-dir {params.figures:q} --out {output:q}"
+        " --config-json {params.config_json:q} --provenance-from {params.runs:q} > {log:q} 2>&1"

@@ -1,14 +1,13 @@
-# Shared helpers: config checks beyond the schema, paths, resources.
+# Shared helpers: paths, resources, the report's grid. The config was checked
+# (schema and cross-key checks) in the Snakefile before this file is read.
 import json
 from pathlib import Path
 
-from autonorm.config import check_config, resolve_run_config, results_dir
+from autonorm.config import check_report_grid, resolve_run_config, results_dir
 from autonorm.data import CORRUPTION_SETS as CORRUPTION_SET_INFO
 from autonorm.data import DATASETS
 from autonorm.aggregate import TABLE_NAMES
-
-# Cross-key checks (unknown dataset or method, missing dataset block) before any job runs.
-check_config(config)
+from autonorm.variants import active_variants, same_runs, teacher_run_dir, variant_datasets
 
 R = results_dir(config)
 RAW = str(config["raw_dir"]).rstrip("/")
@@ -17,6 +16,30 @@ METHOD_NAMES = list(config["methods"])
 SEEDS = [int(s) for s in config["seeds"]]
 TABLES = list(TABLE_NAMES)
 CORRUPTION_SETS = sorted({c for d, b in config["dataset_config"].items() if (c := b.get("corruptions"))})
+
+# The report of this invocation's grid. Without report_name it is the main
+# report (<results>/report.md, tables/, figures/); with report_name=<name> it
+# lands in <results>/reports/<name>/, beside the main one (README "Partial reruns").
+REPORT_NAME = config.get("report_name")
+REPORT_DIR = f"{R}/reports/{REPORT_NAME}" if REPORT_NAME else R
+TABLES_DIR = f"{REPORT_DIR}/tables"
+FIGURES_DIR = f"{REPORT_DIR}/figures"
+REPORT_MD = f"{REPORT_DIR}/report.md"
+REPORT_LOGS = f"{R}/logs/reports/{REPORT_NAME}" if REPORT_NAME else f"{R}/logs"
+REPORT_BENCHMARKS = f"{R}/benchmarks/reports/{REPORT_NAME}" if REPORT_NAME else f"{R}/benchmarks"
+GRID = {"datasets": DATASET_NAMES, "methods": sorted(METHOD_NAMES), "seeds": sorted(SEEDS)}
+
+# Method variants (the paper's ablations: config keys `variants` and `ablations`), each on the
+# datasets it runs on, with the grid's seeds. Runs whose resolved run configs differ only in their
+# names are the same training (AutoNorm-S on a family that never freezes is AutoNorm): SAME_RUN maps
+# each such run to the one that trains; the same_run_eval rule gives it that run's eval file, marked.
+VARIANT_NAMES = active_variants(config)
+VARIANT_RUNS = [(d, v) for v in VARIANT_NAMES for d in variant_datasets(config, v)]
+SAME_RUN = same_runs(config)
+GRID["variants"] = sorted(f"{d}/{v}" for d, v in VARIANT_RUNS)  # a report's grid includes its variant rows
+
+# Data options that change what is fetched or accepted (the download rule's params).
+DOWNLOAD_OPTION_KEYS = ("allow_unverified", "ptb_source")
 
 
 wildcard_constraints:
@@ -52,6 +75,11 @@ def run_dir(dataset, method, seed):
     return f"{R}/runs/{dataset}/{method}/seed{seed}"
 
 
+def download_options(dataset):
+    data = dataset_block(dataset).get("data", {}) if dataset in config["dataset_config"] else {}
+    return {k: data[k] for k in DOWNLOAD_OPTION_KEYS if k in data}
+
+
 def run_config_json(wildcards):
     """The resolved run config, as a param: editing one dataset's block changes
     only that dataset's params, so only its jobs rerun."""
@@ -72,20 +100,67 @@ def small_job_group(wildcards):
     return None
 
 
-def expand_runs(datasets=None):
+def grid_runs(datasets=None):
+    """(dataset, run name) of the grid: every dataset x method, then the variants on their datasets."""
     datasets = datasets or DATASET_NAMES
-    return [f"{run_dir(d, m, s)}/status.json" for d in datasets for m in METHOD_NAMES for s in SEEDS]
+    return [(d, m) for d in datasets for m in METHOD_NAMES + [v for dv, v in VARIANT_RUNS if dv == d]]
+
+
+def expand_runs(datasets=None):
+    # a run that is the same training as another (SAME_RUN) is not trained again
+    return [f"{run_dir(d, m, s)}/status.json" for d, m in grid_runs(datasets) if (d, m) not in SAME_RUN
+            for s in SEEDS]
 
 
 def eval_files(datasets=None):
-    datasets = datasets or DATASET_NAMES
-    return [f"{R}/eval/{d}/{m}/seed{s}.json" for d in datasets for m in METHOD_NAMES for s in SEEDS]
+    return [f"{R}/eval/{d}/{m}/seed{s}.json" for d, m in grid_runs(datasets) for s in SEEDS]
+
+
+def teacher_status(wildcards):
+    """A distillation variant's teacher run (its status.json), so the DAG trains the teacher
+    first and a rerun teacher reruns its students; [] for every other run."""
+    teacher = teacher_run_dir(config, wildcards.dataset, wildcards.method, int(wildcards.seed))
+    return [f"{teacher}/status.json"] if teacher else []
+
+
+def same_run_constraint():
+    """A regex that matches exactly the '<dataset>/<run name>' pairs in SAME_RUN (nothing when empty)."""
+    import re
+
+    return "|".join(re.escape(f"{d}/{n}") for d, n in sorted(SAME_RUN)) or "(?!)"
+
+
+def same_run_primary_eval(wildcards):
+    d, n = wildcards.same_run.split("/")
+    return f"{R}/eval/{d}/{SAME_RUN[(d, n)]}/seed{wildcards.seed}.json"
+
+
+def write_same_run_eval_file(wildcards, input, output, log):
+    """The same_run_eval job: the trained run's eval file under this run's name, marked."""
+    from autonorm.variants import write_same_run_eval
+
+    d, n = wildcards.same_run.split("/")
+    write_same_run_eval(input[0], output[0], config, n, SAME_RUN[(d, n)])
+    Path(log[0]).write_text(f"{output[0]}: the eval file of {input[0]} (the same training), marked same_run_as\n")
+
+
+def guarded_eval_files(wildcards):
+    """The aggregate rule's inputs, after refusing (while the DAG is built, before
+    any job) to overwrite a report made for another grid."""
+    check_report_grid(f"{TABLES_DIR}/grid.json", GRID, REPORT_NAME)
+    return eval_files()
+
+
+def expected_config_hash(wildcards):
+    from autonorm.provenance import run_config_hash
+
+    return run_config_hash(resolve_run_config(config, wildcards.dataset, wildcards.method, int(wildcards.seed)))
 
 
 def report_outputs():
     from autonorm.figures import FIGURE_NAMES
 
-    return [f"{R}/report.md"] + [f"{R}/figures/{f}" for f in FIGURE_NAMES]
+    return [REPORT_MD] + [f"{FIGURES_DIR}/{f}" for f in FIGURE_NAMES]
 
 
 def evaluate_inputs(wildcards):
@@ -101,6 +176,6 @@ def evaluate_inputs(wildcards):
 def figure_outputs():
     from autonorm.figures import FIGURE_NAMES
 
-    paths = [f"{R}/figures/{f}" for f in FIGURE_NAMES]
+    paths = [f"{FIGURES_DIR}/{f}" for f in FIGURE_NAMES]
     # PNGs are registered for `snakemake --report`; PDFs are plain outputs.
     return [report(p, category="Figures") if p.endswith(".png") else p for p in paths]

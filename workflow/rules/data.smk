@@ -1,4 +1,6 @@
 # Data: download (login node: network), preprocess once per dataset, corruption sets.
+# Every path is quoted in the shell ({...:q}): results_dir and raw_dir may hold
+# spaces or shell characters and must never be run as code.
 
 
 rule download:
@@ -6,12 +8,16 @@ rule download:
         f"{RAW}/{{dataset}}/.complete",
     params:
         raw_dir=lambda w, output: raw_root(output[0]),
+        # Only the options that change what is fetched or accepted, so tuning
+        # a preprocessing option does not re-download.
+        options=lambda w: json.dumps(download_options(w.dataset), sort_keys=True),
     log:
         f"{R}/logs/download/{{dataset}}.log",
     conda:
         "../../envs/data.yaml"
     shell:
-        "autonorm-data download --dataset {wildcards.dataset} --raw-dir {params.raw_dir} > {log} 2>&1"
+        "autonorm-data download --dataset {wildcards.dataset:q} --raw-dir {params.raw_dir:q}"
+        " --options-json {params.options:q} > {log:q} 2>&1"
 
 
 rule preprocess:
@@ -33,8 +39,8 @@ rule preprocess:
     conda:
         "../../envs/data.yaml"
     shell:
-        "autonorm-data preprocess --dataset {wildcards.dataset} --raw-dir {params.raw_dir} --out {output}"
-        " --options-json {params.options:q} > {log} 2>&1"
+        "autonorm-data preprocess --dataset {wildcards.dataset:q} --raw-dir {params.raw_dir:q} --out {output:q}"
+        " --options-json {params.options:q} > {log:q} 2>&1"
 
 
 rule download_corruptions:
@@ -53,10 +59,10 @@ rule download_corruptions:
     shell:
         # A failed download is not fatal here: make_corruptions re-checks the raw
         # folder (a corrupt user-placed file fails there) and otherwise generates.
-        "if [ {params.official} = True ]; then"
-        " autonorm-data download --dataset {wildcards.corruption_set} --raw-dir {params.raw_dir} > {log} 2>&1"
-        " || echo 'official release unavailable: make_corruptions will generate it' >> {log};"
-        " else echo 'generated set: nothing to download' > {log}; fi; touch {output}"
+        "if [ {params.official:q} = True ]; then"
+        " autonorm-data download --dataset {wildcards.corruption_set:q} --raw-dir {params.raw_dir:q} > {log:q} 2>&1"
+        " || echo 'official release unavailable: make_corruptions will generate it' >> {log:q};"
+        " else echo 'generated set: nothing to download' > {log:q}; fi; touch {output:q}"
 
 
 rule make_corruptions:
@@ -78,5 +84,5 @@ rule make_corruptions:
     conda:
         "../../envs/data.yaml"
     shell:
-        "autonorm-data corruptions --source {input.source} --raw-dir {params.raw_dir} --out {output}"
-        " --no-download > {log} 2>&1"
+        "autonorm-data corruptions --source {input.source:q} --raw-dir {params.raw_dir:q} --out {output:q}"
+        " --no-download > {log:q} 2>&1"

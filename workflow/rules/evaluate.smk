@@ -9,10 +9,12 @@ rule evaluate:
         f"{R}/eval/{{dataset}}/{{method}}/seed{{seed}}.json",
     params:
         run_dir=lambda w: run_dir(w.dataset, w.method, w.seed),
-        corruptions=lambda w, input: f"--corruptions {input.corruptions}" if "corruptions" in input.keys() else "",
+        # The hash of the run's resolved config: evaluation refuses a run folder
+        # trained with other settings, and a changed setting reruns evaluation.
+        config_hash=expected_config_hash,
+        corruptions=lambda w, input: ["--corruptions", input.corruptions] if "corruptions" in input.keys() else [],
         batch_size=config.get("evaluation", {}).get("corruption_batch_size", 1000),
         severity=config.get("evaluation", {}).get("corruption_severity", 3),
-        threads=lambda w: rule_resources("evaluate", "threads", 4),
     log:
         f"{R}/logs/evaluate/{{dataset}}/{{method}}/seed{{seed}}.log",
     benchmark:
@@ -27,6 +29,28 @@ rule evaluate:
     conda:
         "../../envs/train.yaml"
     shell:
-        "autonorm-evaluate --run-dir {params.run_dir} --data-dir {input.data} {params.corruptions}"
-        " --out {output} --batch-size {params.batch_size} --severity {params.severity}"
-        " --threads {threads} > {log} 2>&1"
+        "autonorm-evaluate --run-dir {params.run_dir:q} --data-dir {input.data:q} {params.corruptions:q}"
+        " --out {output:q} --batch-size {params.batch_size} --severity {params.severity}"
+        " --expected-config-hash {params.config_hash:q} --threads {threads} > {log:q} 2>&1"
+
+
+# A run that is the same training as another: its eval file is the trained run's, under its own
+# name, with "same_run_as" (the report shows both rows, marked, and skips the test between them).
+ruleorder: same_run_eval > evaluate
+
+
+localrules:
+    same_run_eval,
+
+
+rule same_run_eval:
+    input:
+        same_run_primary_eval,
+    output:
+        f"{R}/eval/{{same_run}}/seed{{seed}}.json",
+    wildcard_constraints:
+        same_run=same_run_constraint(),
+    log:
+        f"{R}/logs/evaluate/{{same_run}}/seed{{seed}}.same_run.log",
+    run:
+        write_same_run_eval_file(wildcards, input, output, log)

@@ -5,11 +5,17 @@
 rule train:
     input:
         data=f"{R}/data/{{dataset}}",
+        teacher=teacher_status,  # distillation variants only: the teacher run trains first
     output:
         status=f"{R}/runs/{{dataset}}/{{method}}/seed{{seed}}/status.json",
     params:
+        # The resolved settings: a changed setting reruns this run (and its evaluation).
         run_config=run_config_json,
+        attempts_log=lambda w: f"{R}/logs/train/{w.dataset}/{w.method}/seed{w.seed}.attempts.log",
     log:
+        # This attempt's log. Snakemake deletes a job's log before every attempt,
+        # so each attempt is also appended to <log>.attempts.log, which keeps the
+        # log of an attempt that failed.
         f"{R}/logs/train/{{dataset}}/{{method}}/seed{{seed}}.log",
     benchmark:
         f"{R}/benchmarks/train/{{dataset}}/{{method}}/seed{{seed}}.tsv"
@@ -25,5 +31,7 @@ rule train:
     shell:
         # --record-divergence: a NaN loss ends the job cleanly with status
         # "diverged" (no metrics), so the report lists it instead of hiding it.
-        "echo CUDA_VISIBLE_DEVICES=${{CUDA_VISIBLE_DEVICES:-unset}} > {log}; "
-        "autonorm-train --run-config {params.run_config:q} --record-divergence --threads {threads} >> {log} 2>&1"
+        "{{ echo \"=== attempt started $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
+        " SLURM_JOB_ID=${{SLURM_JOB_ID:-none}} CUDA_VISIBLE_DEVICES=${{CUDA_VISIBLE_DEVICES:-unset}}\";"
+        " autonorm-train --run-config {params.run_config:q} --record-divergence --threads {threads}; }}"
+        " 2>&1 | tee -a {params.attempts_log:q} > {log:q}"
