@@ -108,6 +108,51 @@ def test_no_reference_outside_the_repository():
     assert not offending, f"{len(offending)} reference(s) outside the repository:\n" + "\n".join(offending)
 
 
+# ---- citations of sections: "docs/method.md section 7", README "Partial reruns" ----------------
+
+METHOD_CITATION = re.compile(r"method\.md,?\s+sections?\s+(\d+(?:\.\d+)?)(?:\s*(?:-|and|,)\s*(\d+(?:\.\d+)?))?")
+README_CITATION = re.compile(r"\bREADME(?:\.md)?,?\s*\(?\"([^\"]+)\"")
+
+
+def _headings(path: Path, level: str) -> list[str]:
+    return [line[len(level) + 1:].strip() for line in path.read_text().splitlines()
+            if line.startswith(level + " ")]
+
+
+def find_bad_citations(text: str) -> list[str]:
+    """Section numbers of docs/method.md and README section titles that do not exist."""
+    method = ROOT / "docs" / "method.md"
+    numbers = {h.split()[0] for lvl in ("##", "###") for h in _headings(method, lvl)} if method.exists() else set()
+    readme_titles = _headings(ROOT / "README.md", "##")
+    bad = []
+    for n, line in enumerate(text.splitlines(), 1):
+        for m in METHOD_CITATION.finditer(line):
+            bad += [f"{n}: docs/method.md has no section {s}" for s in m.groups() if s and s not in numbers]
+        for title in README_CITATION.findall(line):
+            if not any(h.startswith(title) for h in readme_titles):
+                bad.append(f'{n}: README has no section "{title}"')
+    return bad
+
+
+def test_cited_sections_exist():
+    offending = []
+    for rel in repository_files():
+        try:
+            text = (ROOT / rel).read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        offending += [f"{rel}:{p}" for p in find_bad_citations(text)]
+    for line in offending:
+        print(line)
+    assert not offending, "\n".join(offending)
+
+
+def test_citation_checker_fires():
+    assert find_bad_citations('see docs/method.md section 42 and README "No such section"') == [
+        "1: docs/method.md has no section 42", '1: README has no section "No such section"']
+    assert not find_bad_citations('docs/method.md sections 6-8, section 1.2; README.md ("Config reference")')
+
+
 # ---- the scanner itself: each rule fires, and the allowed forms pass -----------------------------
 
 @pytest.mark.parametrize("line", [

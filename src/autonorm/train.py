@@ -1,4 +1,4 @@
-"""One training run: dataset x method x seed -> a run folder (see README "Outputs").
+"""One training run: dataset x method x seed -> a run folder (see README "Where outputs land").
 
     autonorm-train --run-config run.json          # or a JSON string
     autonorm-train --config config.yaml --dataset mnist --method autonorm_s --seed 0
