@@ -210,6 +210,21 @@ def test_item8_no_readable_checkpoint_starts_fresh(tmp_path, caplog):
     assert [e["epoch"] for e in json.loads((run / "history.json").read_text())] == [1, 2]
 
 
+def test_item8_rotation_keeps_the_previous_checkpoint(tmp_path):
+    def fake(epoch, h="h"):
+        return {"format": ckpt_io.CHECKPOINT_FORMAT, "config_hash": h, "epoch": epoch, "step": 0,
+                "train_time_s": 0.0, "model": {}, "optimizer": {}, "history": [], "freeze": {}, "rng": {}}
+
+    cpu = torch.device("cpu")
+    ckpt_io.save_checkpoint(fake(1), tmp_path)
+    ckpt_io.save_checkpoint(fake(2), tmp_path)
+    assert ckpt_io.load_checkpoint(tmp_path, cpu, "h")["epoch"] == 2
+    assert torch.load(tmp_path / "checkpoint.prev.pt", weights_only=True)["epoch"] == 1
+    (tmp_path / "checkpoint.pt").unlink()  # a kill between the two renames of a save
+    assert ckpt_io.load_checkpoint(tmp_path, cpu, "h")["epoch"] == 1
+    assert ckpt_io.load_checkpoint(tmp_path, cpu, "other") is None  # another config: start fresh
+
+
 # --------------------------------------------------------------------------- item 9: failed writes
 def test_item9_disk_full_error_names_the_checkpoint_path(reg_data, tmp_path, monkeypatch):
     def full_disk(obj, f, *a, **k):

@@ -45,7 +45,7 @@ from .norms import freeze_selectors, should_freeze
 from .optim import lr_at, make_optimizer
 from .provenance import env_info, run_config_hash
 from .runlock import RunFolderBusy, RunFolderLock
-from .tasks import Task, load_trained_model, mix_batch, run_eval  # noqa: F401  (re-exported for benchmarks)
+from .tasks import Task, run_eval
 
 log = logging.getLogger("autonorm.train")
 
