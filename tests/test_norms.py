@@ -188,16 +188,17 @@ def test_autonorm_passes_selector_options_and_keeps_default_keys():
     assert d.selector.capacity == "mlp" and not d.selector.hard
 
 
-def test_hard_selector_eval_is_straight_through_one_hot():
-    sel = NormSelector(6, 2, tau=0.5, hard=True).eval()
-    _set_selector_bias(sel, [0.0, 0.5 * math.log(3.0)])  # soft weights [1/4, 3/4]
+def test_hard_selector_is_hard_in_noisy_training_only():
+    sel = NormSelector(6, 2, tau=0.5, hard=True)
+    _set_selector_bias(sel, [0.0, 0.5 * math.log(3.0)])  # noise-free weights [1/4, 3/4]
     x = torch.randn(2, 3, 6)
-    bias = sel.mlp[2].bias
+    sel.eval()  # evaluation (and so the gate diagnostics and the freeze decision): the soft weights
+    torch.testing.assert_close(sel(x), torch.tensor([[0.25, 0.75]] * 2))
+    sel.train()
     w = sel(x)
-    assert torch.equal(w, torch.tensor([[0.0, 1.0]] * 2))
-    # backward goes through the soft weights: d s_1 / d b_1 = (1/tau) s_1 (1 - s_1) = 2 * 3/4 * 1/4
-    w[:, 1].sum().backward()
-    torch.testing.assert_close(bias.grad, torch.tensor([-0.375, 0.375]) * 2)
+    assert ((w == 0) | (w == 1)).all() and torch.equal(w.sum(-1), torch.ones(2))
+    sel.freeze()  # a frozen selector without noise: the soft weights again
+    torch.testing.assert_close(sel(x), torch.tensor([[0.25, 0.75]] * 2))
 
 
 def test_hard_gumbel_in_training_is_one_hot_of_the_soft_sample():

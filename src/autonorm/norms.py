@@ -306,9 +306,11 @@ class NormSelector(nn.Module):
 
     Options for the paper's ablations:
     ``capacity="linear"`` replaces the MLP by one ``Linear(d, n)``; ``hard=True``
-    uses the straight-through Gumbel-Softmax in training (forward one-hot, backward
-    through the soft weights) and, without noise, the one-hot of the argmax with the
-    same straight-through gradient (ours: a hard-trained gate never saw soft mixes).
+    draws the straight-through Gumbel-Softmax in training (forward one-hot of the
+    noisy sample, backward through its soft weights). ``hard`` changes only that
+    noisy training sample: evaluation, the gate diagnostics and the freeze decision
+    read softmax(logits / tau) as for the soft gate (ours: the paper's ablation is
+    about gating in training, and a one-hot would show entropy 0 whatever the logits).
     """
 
     def __init__(self, dim: int, num_choices: int = 2, tau: float = 0.5,
@@ -334,10 +336,7 @@ class NormSelector(nn.Module):
         noisy = self.training and not (self.frozen and self.drop_noise_when_frozen)
         if noisy:
             return F.gumbel_softmax(logits, tau=self.tau, hard=self.hard, dim=-1)
-        soft = torch.softmax(logits / self.tau, dim=-1)
-        if self.hard:
-            return straight_through_one_hot(soft)
-        return soft
+        return torch.softmax(logits / self.tau, dim=-1)
 
     def freeze(self) -> None:
         """Stop learning: no gradients, so AdamW applies neither update nor decay."""
@@ -345,14 +344,6 @@ class NormSelector(nn.Module):
         for p in self.parameters():
             p.requires_grad_(False)
             p.grad = None
-
-
-def straight_through_one_hot(soft: torch.Tensor) -> torch.Tensor:
-    """One-hot of the argmax in the forward pass, the gradient of ``soft`` in the backward pass
-    (the straight-through estimator, as ``F.gumbel_softmax(hard=True)`` builds it)."""
-    index = soft.argmax(dim=-1, keepdim=True)
-    hard = torch.zeros_like(soft).scatter_(-1, index, 1.0)
-    return hard - soft.detach() + soft
 
 
 class GatedNorm(nn.Module):
