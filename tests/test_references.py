@@ -26,7 +26,8 @@ EXCLUDED_DIRS = ("tests/", ".ci/")
 
 # System locations every user has; naming them is not naming the developer's machine.
 ALLOWED_ABSOLUTE = ("/usr/", "/etc/", "/tmp", "/var/tmp", "/dev/", "/proc/", "/sys/", "/bin/",
-                    "/sbin/", "/lib/", "/lib64/")
+                    "/sbin/", "/lib/", "/lib64/",
+                    "/path/to/")  # the usual placeholder in a usage line
 ALLOWED_HOME = ("~/.config/", "~/.cache/", "~/.local/")
 # Documents the pipeline writes (results_dir/report.md), not documents of the repository.
 GENERATED_DOCUMENTS = {"report.md"}
@@ -183,6 +184,7 @@ def test_scanner_flags(line):
     '"$ref": "#/properties/autonorm"',
     "return f\"{R}/eval/{d}/seed{s}.json\" and </td></tr> and and/or, w/o, 1/2",
     "a DatasetSpec; find_spec(name)",
+    "autonorm-data download --from /path/to/mirror",
     r'TS = re.compile(r"^\[(\w{3} \d\d:\d\d:\d\d \d{4})\]$")',
 ])
 def test_scanner_allows(line):
