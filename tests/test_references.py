@@ -198,3 +198,43 @@ def test_scanner_resolves_relative_paths_from_the_file():
     assert find_problems("README.md", "see ../shared/data")
     # .gitignore: a leading / anchors at the repository root
     assert not find_problems(".gitignore", "!/results/README.md")
+
+
+# ---- docs/method.md: the sections others cite, and the numbers it states ------------------------
+
+METHOD_SECTIONS = ["1 Method", "2 Baselines", "3 Backbones", "4 Datasets", "5 Metrics and statistics",
+                   "6 The paper's numbers", "7 Ablations", "8 Numbers not to take at face value",
+                   "9 Our choices"]
+
+
+def test_method_document_sections_are_stable():
+    """Code, config and report cite these numbers: renumbering must be a deliberate change."""
+    assert _headings(ROOT / "docs" / "method.md", "##") == METHOD_SECTIONS
+
+
+def _stated(number: str) -> int:
+    return int(number.replace(",", ""))
+
+
+def test_method_document_overhead_numbers_are_the_codes():
+    """Section 8.1 states parameter and FLOP counts of ViT-Lite 8x128: they must be what the code
+    builds (CIFAR-10 input), so the doc cannot drift from the model."""
+    torch = pytest.importorskip("torch")
+    from autonorm.cost import count_params, flops_per_sample
+    from autonorm.models.vit import ViTLite
+    from autonorm.norms import NormSelector
+
+    text = (ROOT / "docs" / "method.md").read_text()
+    sec = text[text.index("### 8.1"):text.index("### 8.2")]
+    stated = [_stated(m) for m in re.findall(r"\b\d{1,3}(?:,\d{3})+\b", sec)]
+    selector = sum(p.numel() for p in NormSelector(128).parameters())
+    torch.manual_seed(0)
+    ln, auto = ViTLite(32, 3, 10, "ln"), ViTLite(32, 3, 10, "autonorm")
+    x = torch.randn(1, 3, 32, 32)
+    p_ln, p_auto = count_params(ln), count_params(auto)
+    f_ln, f_auto = flops_per_sample(ln, x), flops_per_sample(auto, x)
+    assert selector == 8386 and 8386 in stated
+    assert 16 * selector in stated
+    assert [p_ln, p_auto, f_ln, f_auto] == [n for n in stated if n > 1_000_000]
+    assert f"+{100 * (p_auto - p_ln) / p_ln:.1f}%" in sec
+    assert f"+{100 * (f_auto - f_ln) / f_ln:.2f}%" in sec
