@@ -183,3 +183,26 @@ def test_evaluate_is_given_the_run_config_hash(tmp_path):
     cfg = deep_merge(yaml.safe_load((ROOT / "config.yaml").read_text()),
                      yaml.safe_load((ROOT / "workflow" / "presets" / "smoke.yaml").read_text()))
     assert passed == [run_config_hash(resolve_run_config(cfg, "smoke_digits", "autonorm_s", 1))]
+
+
+# ---- item 10 (workflow side): an offline decision to generate CIFAR-10-C is revisited -----------
+
+@pytest.mark.slow
+def test_generated_corruption_set_is_revisited_when_the_release_appears(tmp_path):
+    work = copy_workflow(tmp_path / "work")
+    raw = tmp_path / "raw"
+    marker = raw / "cifar10c" / ".complete"
+    args = ["--cores", "1", "--config", f"results_dir={tmp_path}/results", f"raw_dir={raw}", "datasets=[cifar10]",
+            "methods=[frozen_ln]", "reference_method=frozen_ln", "seeds=[0]"]
+    # offline: the download fails fast, the marker says the set will be generated
+    p = snakemake(work, str(marker), *args)
+    assert p.returncode == 0, (p.stdout + p.stderr)[-3000:]
+    log = (tmp_path / "results" / "logs" / "download" / "cifar10c.log").read_text()
+    assert "planned source: generated" in log
+    p = snakemake(work, "-n", str(marker), *args)
+    assert "Nothing to be done" in p.stdout + p.stderr  # nothing changed: nothing reruns
+    # the official release is placed by hand: the marker no longer stands for the decision
+    (raw / "cifar10c" / "CIFAR-10-C.tar").write_bytes(b"")
+    p = snakemake(work, "-n", str(marker), *args)
+    out = p.stdout + p.stderr
+    assert p.returncode == 0 and "rule download_corruptions" in out and "params" in out.lower(), out[-3000:]

@@ -75,6 +75,21 @@ def run_dir(dataset, method, seed):
     return f"{R}/runs/{dataset}/{method}/seed{seed}"
 
 
+_PLANNED_SOURCES = {}
+
+
+def planned_corruption_source(wildcards):
+    """'official' or 'generated': what building the corruption set would use now (the
+    release placed or its host reachable). A param of the corruption rules, so a set
+    generated offline is rebuilt from the official release once that is available."""
+    from autonorm.data.corruption_sets import planned_source
+
+    name = wildcards.corruption_set
+    if name not in _PLANNED_SOURCES:  # one network probe per invocation
+        _PLANNED_SOURCES[name] = planned_source(name, RAW)
+    return _PLANNED_SOURCES[name]
+
+
 def download_options(dataset):
     data = dataset_block(dataset).get("data", {}) if dataset in config["dataset_config"] else {}
     return {k: data[k] for k in DOWNLOAD_OPTION_KEYS if k in data}

@@ -47,10 +47,13 @@ rule download_corruptions:
     # The official CIFAR-10-C release (login node: network), or files placed by
     # hand; when it is absent, make_corruptions generates the set locally and
     # the report says so. Generated-only sets (smoke) have nothing to fetch.
+    # The marker does not freeze that choice: `planned` changes when the release
+    # becomes available, which reruns this rule and make_corruptions.
     output:
         f"{RAW}/{{corruption_set}}/.complete",
     params:
         official=lambda w: CORRUPTION_SET_INFO[w.corruption_set]["official"],
+        planned=planned_corruption_source,
         raw_dir=lambda w, output: raw_root(output[0]),
     log:
         f"{R}/logs/download/{{corruption_set}}.log",
@@ -62,7 +65,8 @@ rule download_corruptions:
         "if [ {params.official:q} = True ]; then"
         " autonorm-data download --dataset {wildcards.corruption_set:q} --raw-dir {params.raw_dir:q} > {log:q} 2>&1"
         " || echo 'official release unavailable: make_corruptions will generate it' >> {log:q};"
-        " else echo 'generated set: nothing to download' > {log:q}; fi; touch {output:q}"
+        " else echo 'generated set: nothing to download' > {log:q}; fi;"
+        " echo planned source: {params.planned:q} >> {log:q}; touch {output:q}"
 
 
 rule make_corruptions:
@@ -73,6 +77,7 @@ rule make_corruptions:
         directory(f"{R}/corruptions/{{corruption_set}}"),
     params:
         raw_dir=lambda w, input: raw_root(input.raw),
+        planned=planned_corruption_source,
     log:
         f"{R}/logs/corruptions/{{corruption_set}}.log",
     benchmark:
