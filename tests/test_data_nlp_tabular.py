@@ -368,3 +368,40 @@ def test_california_missing(tmp_path, capsys):
     rc = main(["preprocess", "--dataset", "california_housing", "--raw-dir", str(tmp_path), "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
     assert rc == 2 and "cal_housing.tgz" in err and "sha256 aaa5c9a6" in err
+
+
+def test_download_from_a_colleagues_copy(tmp_path, monkeypatch):
+    """--from finds each dataset's accepted files in a nested folder and lays them out like download."""
+    import shutil
+    import zipfile
+    staging = tmp_path / "staging"
+    fx.write_sst2_tsv(staging)
+    _treebank_zip(staging)
+    fx.write_energy_xlsx(staging)
+    fx.write_cal_tgz(staging)
+    copy = tmp_path / "copy"
+    shutil.copytree(staging / "sst2" / "SST-2", copy / "glue" / "SST-2")
+    shutil.copy(staging / "ptb_pos" / "nltk_data" / "corpora" / "treebank.zip", copy / "treebank.zip")
+    (copy / "uci").mkdir()
+    with zipfile.ZipFile(copy / "uci" / "energy+efficiency.zip", "w") as zf:  # the UCI zip form
+        zf.write(staging / "energy_efficiency" / "ENB2012_data.xlsx", "ENB2012_data.xlsx")
+    shutil.copy(staging / "california_housing" / "cal_housing.tgz", copy / "uci" / "cal_housing.tgz")
+    for name in ("sst2", "ptb_pos", "energy_efficiency", "california_housing"):
+        fx.patch_checksums(monkeypatch, name, staging)
+    monkeypatch.setitem(registry.CHECKSUMS, "energy_efficiency", {
+        "ENB2012_data.xlsx": ("sha256", fx.sha256(staging / "energy_efficiency" / "ENB2012_data.xlsx"))})
+    _sst2_official_counts(monkeypatch)
+    raw = tmp_path / "raw"
+    (raw / "energy_efficiency").mkdir(parents=True)
+    (raw / "energy_efficiency" / "ENB2012_data.csv").write_text("stale,form\n")  # would shadow the zip
+    expected = {"sst2": ["SST-2/train.tsv", "SST-2/dev.tsv"], "ptb_pos": ["nltk_data/corpora/treebank.zip"],
+                "energy_efficiency": ["energy+efficiency.zip"], "california_housing": ["cal_housing.tgz"]}
+    for name, copied in expected.items():
+        assert main(["download", "--dataset", name, "--raw-dir", str(raw), "--from", str(copy)]) == 0
+        marker = json.loads((raw / name / ".complete").read_text())
+        assert marker["copied"] == copied and marker["provenance"]["status"] == "verified", name
+    assert not (raw / "energy_efficiency" / "ENB2012_data.csv").exists()
+    meta = preprocess("energy_efficiency", raw, tmp_path / "e")
+    assert "inside the zip" in meta["provenance"]["files"][0]["check"]
+    meta = preprocess("sst2", raw, tmp_path / "s", {"val_fraction": 0.2, "max_train": 5})
+    assert meta["sizes"] == {"train": 5, "val": 2, "test": 4} and "max_train" in meta["split_note"]
