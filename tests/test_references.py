@@ -1,7 +1,6 @@
 """The repository stands alone: no file points outside it or at a document it does not contain.
 
-Every file git tracks (or would track: untracked, not ignored), outside tests/ and .ci/, is
-scanned for
+Every file git tracks, outside tests/ and .ci/, is scanned for
   - absolute paths of a machine (``/work/...``, ``/home/...``, ``~/project``, ``C:\\...``,
     ``file:///...``); well-known system locations (``/usr/``, ``/etc/``, ``/tmp``, ``/dev/``,
     ``~/.config/`` ...) are allowed: a Debian install path or Snakemake's profile folder is
@@ -45,8 +44,8 @@ SPEC = re.compile(r"\bSPEC\b")
 
 
 def repository_files() -> list[str]:
-    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                         capture_output=True, text=True, check=True).stdout.split("\n")
+    out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout.split("\n")
     return sorted(f for f in set(out) if f and not f.startswith(EXCLUDED_DIRS) and (ROOT / f).is_file())
 
 
