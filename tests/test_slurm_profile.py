@@ -132,8 +132,10 @@ def _home_env(home: Path) -> dict:
 
 
 def _install(env, *args, check=True):
-    p = subprocess.run([sys.executable, "-m", "autonorm.profile_install", *args], env=env,
-                       capture_output=True, text=True, timeout=60)
+    # the documented command when the package's scripts are installed, else the same module
+    script = shutil.which("autonorm-install-profile")
+    cmd = [script] if script else [sys.executable, "-m", "autonorm.profile_install"]
+    p = subprocess.run([*cmd, *args], env=env, capture_output=True, text=True, timeout=60)
     if check:
         assert p.returncode == 0, p.stdout + p.stderr
     return p
