@@ -328,7 +328,7 @@ def collect(results: str | Path, datasets: Sequence[str], methods: Sequence[str]
                         row["variant_of"] = str(var.get("base", ""))
                         variants.setdefault(m, dict(var))
                 if failed is not None:
-                    # any failed.json is a non-finished run; the contract's status is
+                    # any failed.json is a non-finished run; its status (docs/data.md) is
                     # "diverged", another status word is kept in the message
                     row["status"] = "diverged"
                     fstat = str(failed.get("status", "diverged"))

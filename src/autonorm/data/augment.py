@@ -67,5 +67,5 @@ def normalize_images(x_uint8: torch.Tensor, mean: Number, std: Number) -> torch.
 
 
 def rot90(x: torch.Tensor) -> torch.Tensor:
-    """90 degrees counter-clockwise, as used for ``test_rot90`` (contract)."""
+    """90 degrees counter-clockwise, as used for ``test_rot90`` (docs/data.md)."""
     return torch.rot90(x, 1, dims=(2, 3))

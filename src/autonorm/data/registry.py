@@ -34,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-# The 15 CIFAR-10-C corruptions in the order of the contract.
+# The 15 CIFAR-10-C corruptions in Hendrycks & Dietterich's order (noise, blur, weather, digital).
 CORRUPTIONS: List[str] = [
     "gaussian_noise", "shot_noise", "impulse_noise", "defocus_blur", "glass_blur",
     "motion_blur", "zoom_blur", "snow", "frost", "fog", "brightness", "contrast",
