@@ -1,7 +1,12 @@
-"""The per-rule conda envs parse, and their pins agree with pyproject.toml."""
+"""The per-rule conda envs parse, their pins agree with pyproject.toml, and they exist on PyPI."""
 
+import os
 import re
+import subprocess
+import sys
 import tomllib
+import urllib.request
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -89,12 +94,6 @@ def test_every_rule_has_a_conda_env():
 # `--sdm conda` build installs: a pin that does not exist or conflicts must fail here.
 # The machine's pip configuration (local mirrors, find-links, constraints) is set aside, so the
 # answer is the public index's, as on a user's cluster.
-
-import os
-import subprocess
-import sys
-import urllib.request
-from functools import lru_cache
 
 PIP_ISOLATING_ENV = ("PIP_CONFIG_FILE", "PIP_FIND_LINKS", "PIP_EXTRA_INDEX_URL", "PIP_CONSTRAINT",
                      "PIP_NO_INDEX", "PIP_REQUIRE_VIRTUALENV", "PIP_TARGET", "PIP_PREFIX", "PIP_USER")
