@@ -287,3 +287,26 @@ def test_registry_checksums_match_torchvision_and_sklearn():
         _, f, md5 = tvd.SVHN.split_list[split]
         assert registry.CHECKSUMS["svhn"][f] == ("md5", md5)
     assert registry.CHECKSUMS["california_housing"]["cal_housing.tgz"] == ("sha256", cal.ARCHIVE.checksum)
+
+
+def test_download_from_folder_with_other_content_copies_nothing(tmp_path, monkeypatch):
+    """MNIST files offered as Fashion-MNIST: refused before anything is copied (unless allowed)."""
+    fx.write_mnist(tmp_path / "m", "mnist")
+    src = tmp_path / "m" / "mnist" / "MNIST" / "raw"
+    raw = tmp_path / "raw"
+    with pytest.raises(DataCorruptError, match="nothing was copied") as ei:
+        download("fashion_mnist", raw, from_dir=src)
+    assert registry.IDX_MD5["fashion_mnist"]["t10k-labels-idx1-ubyte"] in str(ei.value)
+    assert not (raw / "fashion_mnist").exists()
+    download("fashion_mnist", raw, from_dir=src, allow_unverified=True)
+    marker = json.loads((raw / "fashion_mnist" / ".complete").read_text())
+    assert marker["provenance"]["status"] == "unverified" and len(marker["copied"]) == 4
+
+
+def test_download_from_rolls_back_copies_that_fail_verification(tmp_path):
+    """A copy only the loader can judge (parquet of another SST-2) is removed again when it fails."""
+    fx.write_sst2_parquet(tmp_path / "hf")
+    raw = tmp_path / "raw"
+    with pytest.raises(DataCorruptError, match="rows"):
+        download("sst2", raw, from_dir=tmp_path / "hf")
+    assert not list((raw / "sst2").rglob("*.parquet")) and not (raw / "sst2" / ".complete").exists()

@@ -107,7 +107,7 @@ def _fmt_expected(dataset: str, rel: str) -> str:
     idx = registry.IDX_MD5.get(dataset, {}).get(base[:-3] if base.endswith(".gz") else base)
     if idx:
         return f"expected md5 of the uncompressed bytes {idx}"
-    return "verified by content"
+    return "verified by content: docs/data.md"
 
 
 MissingItem = Union[str, Sequence[str]]

@@ -210,6 +210,36 @@ _PLANNERS = {
 }
 
 
+def _quick_check(name: str, src: Path, rel: str) -> Optional[Tuple[bool, str]]:
+    """(ok, expected) for files with a registered checksum, before copying; None when only the loader can tell."""
+    base = Path(rel).name
+    plain = base[:-3] if base.endswith(".gz") else base
+    if plain in registry.IDX_MD5.get(name, {}):
+        want = registry.IDX_MD5[name][plain]
+        try:
+            return _idx_ok(name, plain)(src), f"md5 of the uncompressed bytes {want}"
+        except Exception:
+            return False, f"a readable IDX file with md5 of the uncompressed bytes {want}"
+    if src.is_file() and rel in registry.CHECKSUMS.get(name, {}):
+        algo, want = registry.CHECKSUMS[name][rel]
+        if name == "sst2" or (name == "california_housing" and rel == "cal_housing.tgz"):
+            return None  # other containers of the same content are verified by the loader
+        return _checksum_ok(name, rel)(src), f"{algo} {want}"
+    return None
+
+
+def _precheck(name: str, plan: Plan) -> None:
+    bad = []
+    for src, rel in plan:
+        res = _quick_check(name, src, rel)
+        if res is not None and not res[0]:
+            bad.append(f"{src} (expected {res[1]})")
+    if bad:
+        raise DataCorruptError(f"Dataset {name!r}: the --from folder has files of the right name but not "
+                               f"{name}'s content, so nothing was copied: {'; '.join(bad)}. Point --from at "
+                               f"the official files, or pass --allow-unverified to copy and use them anyway.")
+
+
 # ------------------------------------------------------------------ copying
 def _same(a: Path, b: Path) -> bool:
     try:
@@ -275,6 +305,8 @@ def place_from(name: str, raw_dir: os.PathLike, from_dir: os.PathLike, options: 
         raise missing_error(name, raw_dir, missing,
                             note=f"Searched {src_root.resolve()} (all sub-folders) for these file names and "
                                  "found none of the accepted forms.")
+    if not options.get("allow_unverified"):
+        _precheck(name, plan)  # nothing in R/<name> changes for a copy that cannot verify
     root = Path(raw_dir) / name
     for rel in stale:
         _remove(root / rel)
@@ -282,3 +314,11 @@ def place_from(name: str, raw_dir: os.PathLike, from_dir: os.PathLike, options: 
         (_copy_dir if src.is_dir() else _copy_file)(src, root / rel)
         print(f"[autonorm-data] {name}: {src} -> {root / rel}", file=sys.stderr)
     return [rel for _, rel in plan]
+
+
+def remove_copies(name: str, raw_dir: os.PathLike, copied: List[str]) -> None:
+    """Undo ``place_from`` for files that then failed verification (and what was extracted from them)."""
+    root = Path(raw_dir) / name
+    for rel in copied:
+        for p in (root / rel, root / rel[:-3]) if rel.endswith(".gz") else (root / rel,):
+            _remove(p)

@@ -157,6 +157,10 @@ _SST2_CANDIDATES = {
     "parquet": ("train.parquet", "validation.parquet"),
 }
 
+# The accepted forms, as listed in "missing" errors (each is one alternative).
+SST2_FORMS = ("SST-2/{train,dev}.tsv", "SST-2.zip", "sst2/{train,validation}-00000-of-00001.parquet",
+              "{train,validation}.parquet")
+
 
 def sst2_present(raw_dir) -> bool:
     root = Path(raw_dir) / "sst2"
@@ -228,8 +232,7 @@ def load_sst2_raw(raw_dir, allow_unverified: bool = False, checks: Optional[Chec
             raise DataCorruptError(f"Dataset 'sst2': cannot read {root / 'SST-2.zip'}: {exc}") from exc
         layout = "glue_zip"
     if not frames:
-        raise missing_error("sst2", raw_dir, [tuple(_SST2_CANDIDATES["tsv"]) + ("SST-2.zip",)
-                                              + tuple(_SST2_CANDIDATES["hf"])])
+        raise missing_error("sst2", raw_dir, [SST2_FORMS])
     _check_sst2_frames(frames)
     problems = {}
     for split, df in frames.items():
@@ -261,7 +264,7 @@ def load_sst2_raw(raw_dir, allow_unverified: bool = False, checks: Optional[Chec
 def download_sst2(raw_dir) -> None:
     """Hugging Face ``load_dataset('glue', 'sst2')`` saved as parquet in the hub's own file layout."""
     root = Path(raw_dir) / "sst2"
-    require_network("sst2", raw_dir, [tuple(_SST2_CANDIDATES["hf"]) + tuple(_SST2_CANDIDATES["tsv"])])
+    require_network("sst2", raw_dir, [SST2_FORMS])
     (root / "sst2").mkdir(parents=True, exist_ok=True)
     try:
         import datasets
@@ -270,7 +273,7 @@ def download_sst2(raw_dir) -> None:
         except Exception:
             ds = datasets.load_dataset("glue", "sst2", cache_dir=str(root / "hf_cache"))
     except Exception as exc:
-        raise missing_error("sst2", raw_dir, [tuple(_SST2_CANDIDATES["hf"]) + tuple(_SST2_CANDIDATES["tsv"])],
+        raise missing_error("sst2", raw_dir, [SST2_FORMS],
                             note=f"Hugging Face download failed: {type(exc).__name__}: {exc}") from exc
     for split, rel in zip(("train", "validation"), _SST2_CANDIDATES["hf"]):
         tmp = root / (rel + ".tmp")

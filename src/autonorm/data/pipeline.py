@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional
 
 from . import local_source, nlp, registry, smoke, tabular, vision
 from .corruption_sets import build_corruption_set, find_official
+from .errors import DataError
 from .integrity import Checks, missing_error
 from .storage import write_processed
 from .tabular import bundled_provenance
@@ -93,7 +94,11 @@ def download(name: str, raw_dir: os.PathLike, options: Optional[Dict[str, Any]] 
                 tabular.download_energy(raw_dir)
             elif name == "california_housing":
                 tabular.download_california(raw_dir)
-        prov = _verify(name, raw_dir, opts)
+        try:
+            prov = _verify(name, raw_dir, opts)
+        except DataError:
+            local_source.remove_copies(name, raw_dir, copied)  # R/<name> never keeps a copy that failed
+            raise
     write_json_atomic(marker, {"dataset": name, "standin": spec.standin, "needs_download": spec.needs_download,
                                "from": str(Path(from_dir).resolve()) if from_dir is not None else None,
                                "copied": copied, "provenance": prov, "time": time.time()})
