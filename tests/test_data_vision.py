@@ -310,3 +310,12 @@ def test_download_from_rolls_back_copies_that_fail_verification(tmp_path):
     with pytest.raises(DataCorruptError, match="rows"):
         download("sst2", raw, from_dir=tmp_path / "hf")
     assert not list((raw / "sst2").rglob("*.parquet")) and not (raw / "sst2" / ".complete").exists()
+
+
+def test_unverified_cifar_pickles_are_never_loaded(tmp_path):
+    """CIFAR's Python pickles are loaded only when verified: allow_unverified does not apply to them."""
+    raw = tmp_path / "raw"
+    fx.write_cifar10(raw)  # fixture batches != torchvision's MD5s
+    with pytest.raises(DataCorruptError, match="never loaded"):
+        preprocess("cifar10", raw, tmp_path / "out", {"allow_unverified": True, "val_size": 25})
+    assert not (tmp_path / "out").exists()

@@ -142,18 +142,29 @@ def ensure_raw(name: str, raw_dir: os.PathLike, checks: Optional[Checks] = None)
     elif name in CIFAR_FOLDER:
         folder = CIFAR_FOLDER[name]
         rels = [r for r in registry.CHECKSUMS[name] if r.startswith(folder + "/")]
-        if not all((root / r).is_file() for r in rels):
-            tar = CIFAR_TAR[name]
-            if not (root / tar).is_file():
-                absent = [r.split("/", 1)[1] for r in rels if not (root / r).is_file()]
-                partial = (root / folder).is_dir() and len(absent) < len(rels)
-                raise missing_error(name, raw_dir, [(tar, folder + "/")],
-                                    note=f"(the extracted folder lacks: {', '.join(absent)})" if partial else "")
-            verify_file(name, raw_dir, tar, checks)
-            from torchvision.datasets.utils import extract_archive
-            extract_archive(str(root / tar), str(root))
-        for r in rels:
-            verify_file(name, raw_dir, r, checks)
+        # CIFAR batches are Python pickles, which torchvision unpickles: an unverified one is never
+        # loaded, whatever allow_unverified says (unpickling a file can run code).
+        strict = Checks(name, raw_dir, allow_unverified=False)
+        try:
+            if not all((root / r).is_file() for r in rels):
+                tar = CIFAR_TAR[name]
+                if not (root / tar).is_file():
+                    absent = [r.split("/", 1)[1] for r in rels if not (root / r).is_file()]
+                    partial = (root / folder).is_dir() and len(absent) < len(rels)
+                    raise missing_error(name, raw_dir, [(tar, folder + "/")],
+                                        note=f"(the extracted folder lacks: {', '.join(absent)})" if partial else "")
+                verify_file(name, raw_dir, tar, strict)
+                from torchvision.datasets.utils import extract_archive
+                extract_archive(str(root / tar), str(root))
+            for r in rels:
+                verify_file(name, raw_dir, r, strict)
+        except DataCorruptError as exc:
+            if checks.allow_unverified:
+                raise DataCorruptError(f"{exc}\nallow_unverified does not apply here: {name}'s files are Python "
+                                       "pickles, and an unverified pickle is never loaded (unpickling runs code)."
+                                       ) from exc
+            raise
+        checks.files.extend(strict.files)
     elif name == "svhn":
         missing = [r for r in registry.CHECKSUMS[name] if not (root / r).is_file()]
         if missing:
