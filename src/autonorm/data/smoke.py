@@ -19,9 +19,10 @@ with the paper.
   PTB-style tags; many words are ambiguous (e.g. "watches" NNS/VBZ, "light"
   NN/JJ/VB/VBP, "can" MD/NN), so the tag depends on context.  1500 sentences,
   seeded 70/15/15 split.
-* smoke_sentiment: template movie-review sentences with negation ("was not
-  good") and contrast clauses ("A but B", "although A , B": the label is B's),
-  so word order matters.  2000 sentences, balanced, seeded 70/15/15 split.
+* smoke_sentiment: template movie-review sentences: 55% plain ("the plot was
+  dull"), 20% negated ("was not good"), 25% contrast ("A but B", "although
+  A , B": the label is B's), so a share of them needs word order.  2000
+  sentences, balanced, seeded 70/15/15 split.
 * smoke_diabetes: see tabular.py (scikit-learn's bundled diabetes, real data).
 """
 from __future__ import annotations
@@ -59,9 +60,11 @@ def generate_shapes32(n: int, seed: int) -> Tuple[np.ndarray, np.ndarray]:
     size = 32
     yy, xx = np.mgrid[0:size, 0:size].astype(np.float64)
     yy, xx = yy[None], xx[None]
-    r = rng.uniform(6.5, 11.0, n)[:, None, None]
-    cy = rng.uniform(11, 21, n)[:, None, None]
-    cx = rng.uniform(11, 21, n)[:, None, None]
+    # Sizes and positions jitter only a little: a 2-layer ViT trained for a few epochs on 2,000 images
+    # must be able to learn the shapes (with the full range it stayed near chance).
+    r = rng.uniform(8.5, 11.5, n)[:, None, None]
+    cy = rng.uniform(14, 18, n)[:, None, None]
+    cx = rng.uniform(14, 18, n)[:, None, None]
     dy, dx = yy - cy, xx - cx
     dist = np.sqrt(dy ** 2 + dx ** 2)
     period = rng.integers(4, 7, n)[:, None, None]
@@ -190,9 +193,9 @@ _NEG = ["bad", "boring", "awful", "dull", "terrible", "weak", "tedious", "messy"
 _INT = [[], [], ["very"], ["really"], ["quite"], ["so"]]
 
 
-def _sent_clause(rng, polarity: int) -> List[str]:
-    """A clause with the requested polarity (1 positive, 0 negative), negated half of the time."""
-    negated = rng.random() < 0.5
+def _sent_clause(rng, polarity: int, p_negated: float) -> List[str]:
+    """A clause with the requested polarity (1 positive, 0 negative), negated with probability p_negated."""
+    negated = rng.random() < p_negated
     adj_pol = polarity ^ int(negated)
     adj = (_POS if adj_pol else _NEG)[rng.integers(10)]
     words = list(_SUBJ[rng.integers(len(_SUBJ))]) + [_VERB[rng.integers(len(_VERB))]]
@@ -201,19 +204,28 @@ def _sent_clause(rng, polarity: int) -> List[str]:
     return words + list(_INT[rng.integers(len(_INT))]) + [adj]
 
 
+# Sentence forms and their shares. Most sentences carry their polarity in the adjective (learnable by
+# any model, the teacher's bag of words included); negation and "A but B" contrast make a share of
+# them depend on word order, so the transformers have something the bag of words cannot do.
+SENTIMENT_FORMS = {"plain": 0.55, "negated": 0.2, "contrast": 0.25}
+
+
 def generate_sentiment(n: int, seed: int) -> Tuple[List[List[str]], np.ndarray]:
     rng = np.random.default_rng([seed, 777])
     labels = np.arange(n) % 2
     rng.shuffle(labels)
+    p_plain, p_neg = SENTIMENT_FORMS["plain"], SENTIMENT_FORMS["negated"]
     texts = []
     for lab in labels:
         u = rng.random()
-        if u < 0.45:
-            toks = _sent_clause(rng, int(lab))
-        elif u < 0.75:
-            toks = _sent_clause(rng, 1 - int(lab)) + ["but"] + _sent_clause(rng, int(lab))
+        if u < p_plain:
+            toks = _sent_clause(rng, int(lab), 0.0)
+        elif u < p_plain + p_neg:
+            toks = _sent_clause(rng, int(lab), 1.0)
+        elif rng.random() < 0.6:
+            toks = _sent_clause(rng, 1 - int(lab), 0.0) + ["but"] + _sent_clause(rng, int(lab), 0.0)
         else:
-            toks = ["although"] + _sent_clause(rng, 1 - int(lab)) + [","] + _sent_clause(rng, int(lab))
+            toks = ["although"] + _sent_clause(rng, 1 - int(lab), 0.0) + [","] + _sent_clause(rng, int(lab), 0.0)
         if rng.random() < 0.2:
             toks = [["overall", ","], ["honestly", ","], ["i", "think"]][rng.integers(3)] + toks
         texts.append(toks + ["."])
