@@ -60,3 +60,195 @@ def test_no_data_still_writes_every_file(tmp_path):
         p = tmp_path / "figs" / name
         assert p.is_file() and p.stat().st_size > 1000
     _check_png(tmp_path / "figs" / "gate_entropy.png", min_kb=4)
+
+
+# --------------------------------------------------------------------------- layout, measured
+from itertools import combinations  # noqa: E402
+
+import matplotlib.pyplot as plt  # noqa: E402
+
+from autonorm import stats  # noqa: E402
+from autonorm.io_utils import read_table  # noqa: E402
+from test_aggregate import build_paper_results, run_paper_aggregate  # noqa: E402
+
+
+def _tables(root):
+    return {n: read_table(root / "tables", f"{n}.csv")
+            for n in ("summary", "history", "gates", "freeze", "corruptions", "ablations")}
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory):
+    """9 datasets, 8 methods, a 12-layer model (24 selectors), variants, same runs on NLP."""
+    root = build_paper_results(tmp_path_factory.mktemp("many"))
+    run_paper_aggregate(root)
+    return _tables(root)
+
+
+@pytest.fixture(scope="module")
+def single(tmp_path_factory):
+    """One dataset, a 2-layer model (4 selectors), no variants."""
+    root = build_paper_results(tmp_path_factory.mktemp("single"), datasets=("mnist",), blocks=2,
+                               variants=False)
+    run_paper_aggregate(root, datasets=("mnist",))
+    return _tables(root)
+
+
+def _drawn(fig):
+    fig.canvas.draw()
+    return fig.canvas.get_renderer()
+
+
+def _no_overlap(texts, renderer, what):
+    boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in texts
+             if t.get_visible() and t.get_text()]
+    for (a, ba), (b, bb) in combinations(boxes, 2):
+        inter_w = min(ba.x1, bb.x1) - max(ba.x0, bb.x0)
+        inter_h = min(ba.y1, bb.y1) - max(ba.y0, bb.y0)
+        assert inter_w <= 0.5 or inter_h <= 0.5, f"{what}: '{a}' overlaps '{b}'"
+
+
+def _legend_clear_of_axes(fig, renderer):
+    assert fig.legends, "expected one figure-level legend"
+    lb = fig.legends[0].get_window_extent(renderer)
+    for ax in fig.axes:
+        if not ax.get_visible() or ax.get_label() == "<colorbar>":
+            continue
+        ab = ax.get_window_extent(renderer)
+        overlap = (min(lb.x1, ab.x1) - max(lb.x0, ab.x0) > 0
+                   and min(lb.y1, ab.y1) - max(lb.y0, ab.y0) > 0)
+        assert not overlap, f"legend covers the panel '{ax.get_title()}'"
+
+
+def _legend_labels(fig):
+    return [t.get_text() for leg in fig.legends for t in leg.get_texts()]
+
+
+def test_heatmap_sized_from_selectors_and_readable(many, single):
+    big = figures.fig_wdyt_heatmap(many["gates"])
+    small = figures.fig_wdyt_heatmap(single["gates"])
+    (wb, hb), (ws, hs) = big.get_size_inches(), small.get_size_inches()
+    assert hb > hs + 0.25 * 20 and wb > ws  # 24 rows vs 4, many columns vs 2
+    renderer = _drawn(big)
+    ax = big.axes[0]
+    ylabels = ax.get_yticklabels()
+    assert len(ylabels) == 24 and ylabels[0].get_text() == "block0.attn"
+    assert ylabels[-1].get_text() == "block11.mlp"  # numeric order, not block1, block10, ...
+    _no_overlap(ylabels, renderer, "heatmap y labels")
+    _no_overlap(ax.get_xticklabels(), renderer, "heatmap x labels")
+    # every cell value is printed, at a readable size, inside its own cell
+    values = [t for t in ax.texts if t.get_text()]
+    n_cells = int(np.isfinite(ax.collections[0].get_array()).sum())
+    assert len(values) == n_cells and min(t.get_fontsize() for t in values) >= 6
+    cell_h = ax.get_window_extent(renderer).height / 24
+    assert max(t.get_window_extent(renderer).height for t in values) < cell_h
+    # the same runs (autonorm_s = autonorm on NLP) are one column carrying both names
+    xt = [t.get_text() for t in ax.get_xticklabels()]
+    assert "ptb_pos / autonorm_s = autonorm" in xt and "mnist / autonorm" in xt
+    plt.close("all")
+
+
+def test_method_comparison_layout(many, single):
+    for tables in (many, single):
+        fig = figures.fig_method_comparison(tables["summary"])
+        renderer = _drawn(fig)
+        panels = [ax for ax in fig.axes if ax.get_visible()]
+        assert panels
+        for ax in panels:
+            _no_overlap(ax.get_xticklabels(), renderer, f"{ax.get_title()} x labels")
+            metric = ax.get_ylabel().split()[0]
+            lo, hi = stats.metric_range(metric)
+            y0, y1 = ax.get_ylim()
+            assert lo <= y0 < y1 <= hi, (ax.get_title(), (y0, y1))
+            assert ("higher is better" in ax.get_ylabel()) != ("lower is better" in ax.get_ylabel())
+            # n sits in the tick label, never on the error bars
+            assert all("(n=" in t.get_text() for t in ax.get_xticklabels())
+        _legend_clear_of_axes(fig, renderer)
+        assert "x = paper" not in fig._suptitle.get_text()
+        plt.close("all")
+    # panels grouped by family: vision rows before NLP before tabular
+    fig = figures.fig_method_comparison(many["summary"])
+    titles = [ax.get_title() for ax in fig.axes if ax.get_visible()]
+    assert titles.index("svhn") < titles.index("ptb_pos") < titles.index("energy_efficiency")
+    # the doubtful Energy "RMSE" is not drawn as a paper cross but flagged
+    energy = next(ax for ax in fig.axes if ax.get_title() == "energy_efficiency")
+    assert any("not comparable" in t.get_text() for t in energy.texts)
+    assert not any(line.get_marker() == "x" for line in energy.get_lines())
+    plt.close("all")
+
+
+def test_method_comparison_paper_legend_only_with_paper_marker(many):
+    s = many["summary"].copy()
+    s["paper_mean"] = np.nan
+    fig = figures.fig_method_comparison(s)
+    assert not any("paper" in t for t in _legend_labels(fig))
+    clipped = many["summary"].copy()
+    clipped.loc[clipped.metric == "accuracy", "ci95_high"] = 130.0  # a CI past 100%
+    fig = figures.fig_method_comparison(clipped)
+    assert any("clipped" in t for t in _legend_labels(fig)) and "clipped" in fig._suptitle.get_text()
+    for ax in fig.axes:
+        if ax.get_visible() and ax.get_ylabel().startswith("accuracy"):
+            assert ax.get_ylim()[1] <= 100
+    plt.close("all")
+
+
+def test_gate_entropy_layout(many, single):
+    for tables in (many, single):
+        fig = figures.fig_gate_entropy(tables["history"], tables["freeze"])
+        renderer = _drawn(fig)
+        _legend_clear_of_axes(fig, renderer)
+        labels = _legend_labels(fig)
+        assert any(t.startswith("ln 2 = 0.693") for t in labels)
+        assert any(t.startswith("freeze epoch") for t in labels)
+        for ax in (a for a in fig.axes if a.get_visible()):
+            assert not any(t.get_rotation() == 90 for t in ax.texts)  # no rotated freeze labels
+            assert all(float(v).is_integer() for v in ax.get_xticks())
+        plt.close("all")
+    fig = figures.fig_gate_entropy(many["history"], many["freeze"])
+    assert "autonorm (identical to autonorm_s: same runs)" in _legend_labels(fig)
+    plt.close("all")
+
+
+def test_metric_vs_entropy_layout(many, single):
+    for tables in (many, single):
+        fig = figures.fig_metric_vs_entropy(tables["history"])
+        renderer = _drawn(fig)
+        _legend_clear_of_axes(fig, renderer)
+        for ax in (a for a in fig.axes if a.get_visible()):
+            assert "better" in ax.get_ylabel()
+            box = ax.get_window_extent(renderer)
+            for t in ax.texts:  # the epoch labels stay inside the frame
+                tb = t.get_window_extent(renderer)
+                assert box.x0 <= tb.x0 and tb.x1 <= box.x1 and box.y0 <= tb.y0 and tb.y1 <= box.y1, \
+                    (ax.get_title(), t.get_text())
+            assert not any(m.startswith("autonorm_s_") for m in _legend_labels(fig))
+        plt.close("all")
+    fig = figures.fig_metric_vs_entropy(many["history"])
+    assert "autonorm (identical to autonorm_s: same runs)" in _legend_labels(fig)
+    plt.close("all")
+
+
+def test_corruptions_layout(many):
+    fig = figures.fig_corruptions(many["corruptions"])
+    renderer = _drawn(fig)
+    _legend_clear_of_axes(fig, renderer)
+    bars, sev = fig.axes[0], fig.axes[1]
+    assert list(sev.get_xticks()) == [1, 2, 3, 4, 5]
+    _no_overlap(bars.get_xticklabels(), renderer, "corruption names")
+    assert 0 <= bars.get_ylim()[0] and bars.get_ylim()[1] <= 100
+    assert 0 <= sev.get_ylim()[0] and sev.get_ylim()[1] <= 100
+    assert "official CIFAR-10-C" in fig._suptitle.get_text()
+    plt.close("all")
+
+
+def test_ablation_figures_written_when_ablations_exist(many, tmp_path):
+    written = figures.make_ablation_figures(many["ablations"], tmp_path, strict=True)
+    names = sorted(p.name for p in written)
+    assert names == ["ablation_selector_capacity.pdf", "ablation_selector_capacity.png",
+                     "ablation_tau.pdf", "ablation_tau.png"]
+    _check_png(tmp_path / "ablation_tau.png")
+    fig = figures.fig_ablation(many["ablations"], "tau")
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0.25", "0.5", "1"]
+    plt.close("all")
+    assert figures.make_ablation_figures(many["ablations"].iloc[0:0], tmp_path) == []

@@ -9,20 +9,27 @@ says "no data for this figure in this run" instead of failing the DAG.
 
 Figures (all read only the CSVs from ``autonorm-aggregate``):
 
-``method_comparison``  per dataset, the mean of the primary metric per method
-                       with 95% t-CI error bars; the paper's value (paper
-                       datasets only) drawn as a black cross beside ours.
-``gate_entropy``       mean gate entropy over epochs for autonorm / autonorm_s,
-                       the line is the mean over seeds, the band the min..max
-                       over seeds; eps_H (dotted) and the freeze epoch
-                       (dashed) marked, ln 2 as the upper bound.
-``wdyt_heatmap``       mean w_DyT per selector (rows) and dataset (columns) at
-                       the last epoch, averaged over seeds, for autonorm_s.
+``method_comparison``  per dataset, the primary metric per method (mean, 95%
+                       t-CI clipped to the metric's valid range), panels in one
+                       row per family; the paper's value as a black cross where
+                       it is comparable; the y label says which way is better.
+``gate_entropy``       mean gate entropy over epochs for the gated methods
+                       (line: seed mean, band: seed min..max), ln 2, eps_H and
+                       freeze epochs in one legend below the panels; a method
+                       whose curve is identical to another's (the same runs) is
+                       drawn dashed on top and labelled so.
+``wdyt_heatmap``       w_DyT per selector (rows) and dataset x gated method
+                       (columns) at the last epoch, seed mean; sized from the
+                       counts so every value stays readable.
 ``metric_vs_entropy``  validation metric against mean gate entropy, one point
-                       per epoch (seed-mean), per dataset.
+                       per epoch (seed mean), per dataset.
 ``corruptions``        accuracy per corruption at severity 3, and mean accuracy
-                       against severity, per method, for cifar10 when present,
-                       otherwise the first corruption-evaluated dataset.
+                       against (integer) severity, per method, for cifar10 when
+                       present, otherwise the first corruption-evaluated dataset.
+
+Ablation figures (``ablation_<axis>.png/.pdf``, one per axis) are written
+only when ablations.csv has rows, so they are not in :data:`FIGURE_NAMES`;
+the report links the ones it finds.
 """
 from __future__ import annotations
 
@@ -38,6 +45,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.ticker import MaxNLocator, NullFormatter  # noqa: E402
+
+from autonorm import stats  # noqa: E402
 from autonorm.io_utils import read_table, save_figure_atomic  # noqa: E402
 
 FIGURE_STEMS = ["method_comparison", "gate_entropy", "wdyt_heatmap", "metric_vs_entropy",
@@ -129,57 +140,149 @@ def _primary_metric(metrics: Iterable[str]) -> str | None:
 
 
 # --------------------------------------------------------------------------- figures
+FAMILY_ORDER = ("vision", "nlp", "tabular", "other")
+FAMILY_TITLE = {"vision": "Vision", "nlp": "NLP", "tabular": "Tabular", "other": "Other"}
+
+
+def _direction(metric: str) -> str:
+    return "↑ higher is better" if stats.higher_is_better(metric) else "↓ lower is better"
+
+
+def _limits(values: Iterable[float], metric: str, pad_frac: float = 0.08) -> tuple[float, float]:
+    """Axis limits around ``values`` padded a little, never outside the metric's valid range."""
+    v = np.asarray([x for x in values if np.isfinite(x)], dtype=float)
+    vmin, vmax = stats.metric_range(metric)
+    if v.size == 0:
+        lo, hi = 0.0, 1.0
+    else:
+        lo, hi = float(v.min()), float(v.max())
+    span = hi - lo
+    pad = pad_frac * span if span > 0 else max(abs(hi) * 0.02, 0.01)
+    return max(lo - pad, vmin), min(hi + pad, vmax)
+
+
+def _identical(a: pd.Series, b: pd.Series) -> bool:
+    """Two per-epoch series with the same index and values (the same runs drawn twice)."""
+    if len(a) == 0 or len(a) != len(b) or not a.index.equals(b.index):
+        return False
+    return bool(np.allclose(a.to_numpy(float), b.to_numpy(float), rtol=0, atol=1e-9,
+                            equal_nan=True))
+
+
+def _legend_below(fig: plt.Figure, handles: list, labels: list, ncol: int | None = None) -> None:
+    """One legend for the whole figure, below every panel, so it never covers data."""
+    if not handles:
+        return
+    ncol = ncol or min(len(handles), 4)
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=ncol,
+               fontsize=8, frameon=False)
+
+
+def _family_panels(panels: list[tuple], ncols_max: int = 4, w: float = 3.6, h: float = 3.3):
+    """Axes grouped by family: each family starts a new row, labelled on the left."""
+    by_fam: dict[str, list] = {}
+    for p in panels:
+        by_fam.setdefault(p[0], []).append(p)
+    fams = [f for f in FAMILY_ORDER if f in by_fam] + [f for f in by_fam if f not in FAMILY_ORDER]
+    ncols = max(1, min(ncols_max, max(len(v) for v in by_fam.values())))
+    rows = []
+    for f in fams:
+        items = by_fam[f]
+        for i in range(0, len(items), ncols):
+            rows.append((f, items[i:i + ncols], i == 0))
+    fig, axes = plt.subplots(len(rows), ncols, figsize=(w * ncols + 0.6, h * len(rows)),
+                             squeeze=False)
+    placed = []
+    for r, (f, items, first) in enumerate(rows):
+        for c in range(ncols):
+            ax = axes[r][c]
+            if c < len(items):
+                placed.append((ax, items[c]))
+            else:
+                ax.set_visible(False)
+        if first:
+            axes[r][0].annotate(FAMILY_TITLE.get(f, f), xy=(0, 0.5), xycoords="axes fraction",
+                                xytext=(-62, 0), textcoords="offset points", rotation=90,
+                                ha="center", va="center", fontsize=11, weight="bold")
+    return fig, placed
+
+
 def fig_method_comparison(summary: pd.DataFrame) -> plt.Figure:
-    title = "Method comparison (mean, 95% CI; x = paper)"
+    title = "Method comparison: primary test metric (mean over seeds, 95% CI)"
     if summary.empty or not (summary["n"] > 0).any():
         return no_data_figure(title, "summary.csv has no run with a result")
+    from autonorm.report.paper import DOUBTFUL
+
     panels = []
     for d in dict.fromkeys(summary["dataset"]):
         sd = summary[summary.dataset == d]
         metric = _primary_metric(sd.loc[sd.n > 0, "metric"])
         if metric is not None:
-            panels.append((d, metric, sd[sd.metric == metric]))
+            fam = str(sd["family"].dropna().iloc[0]) if sd["family"].notna().any() else "other"
+            panels.append((fam if fam in FAMILY_ORDER else "other", d, metric,
+                           sd[sd.metric == metric]))
     if not panels:
         return no_data_figure(title, "no primary metric (accuracy / rmse / perplexity) found")
     all_methods = _order_methods(summary["method"])
     pal = _palette(all_methods)
-    fig, axes = _grid(len(panels))
-    for ax, (d, metric, sd) in zip(axes, panels):
+    fig, placed = _family_panels(panels)
+    any_paper, any_clipped, any_doubtful = False, False, False
+    for ax, (fam, d, metric, sd) in placed:
         methods = _order_methods(sd["method"])
         sd = sd.set_index("method").loc[methods]
         x = np.arange(len(methods))
         means = sd["mean"].to_numpy(float)
-        lo = means - sd["ci95_low"].to_numpy(float)
-        hi = sd["ci95_high"].to_numpy(float) - means
-        err = np.vstack([np.nan_to_num(lo, nan=0.0), np.nan_to_num(hi, nan=0.0)])
+        vmin, vmax = stats.metric_range(metric)
+        lo_raw, hi_raw = sd["ci95_low"].to_numpy(float), sd["ci95_high"].to_numpy(float)
+        lo, hi = np.clip(lo_raw, vmin, vmax), np.clip(hi_raw, vmin, vmax)
+        any_clipped |= bool(np.any((lo != lo_raw) & np.isfinite(lo_raw))
+                            | np.any((hi != hi_raw) & np.isfinite(hi_raw)))
+        doubtful = (d, metric) in DOUBTFUL
+        shown = list(means) + list(lo) + list(hi)
         for i, m in enumerate(methods):
             if np.isfinite(means[i]):
-                ax.errorbar(x[i] - 0.12, means[i], yerr=err[:, i:i + 1], fmt="o", capsize=3,
-                            color=pal[m], ms=6, label=None)
+                err = np.array([[means[i] - lo[i] if np.isfinite(lo[i]) else 0.0],
+                                [hi[i] - means[i] if np.isfinite(hi[i]) else 0.0]])
+                ax.errorbar(x[i], means[i], yerr=err, fmt="o", capsize=3, color=pal[m], ms=6)
             pm = sd["paper_mean"].iloc[i]
-            if np.isfinite(pm):
-                ps = sd["paper_std"].iloc[i]
-                ax.errorbar(x[i] + 0.12, pm, yerr=(ps if np.isfinite(ps) else None), fmt="x",
-                            color="black", ms=7, capsize=2)
-            n = sd["n"].iloc[i]
-            if not np.isfinite(means[i]):
-                ax.text(x[i], 0.02, "n=0", transform=ax.get_xaxis_transform(), ha="center",
-                        fontsize=7, color="#b00000")
-            else:
-                ax.text(x[i], 0.02, f"n={int(n)}", transform=ax.get_xaxis_transform(),
-                        ha="center", fontsize=7, color="#555555")
-        standin = bool(sd["standin"].astype(bool).any())
+            if np.isfinite(pm) and not doubtful:
+                ax.plot(x[i] + 0.25, pm, "x", color="black", ms=7, mew=1.6)
+                shown.append(pm)
+                any_paper = True
+        if doubtful and sd["paper_mean"].notna().any():
+            any_doubtful = True
+            ax.text(0.02, 0.98, "paper value not comparable (†)", transform=ax.transAxes,
+                    ha="left", va="top", fontsize=7, color="#8a0000")
+        standin = bool(sd["standin"].map(lambda v: str(v).lower() == "true").any())
+        same = sd["same_run_as"] if "same_run_as" in sd else pd.Series("", index=sd.index)
+        labels = []
+        for m in methods:
+            n = sd.loc[m, "n"]
+            extra = f" = {same[m]}" if isinstance(same[m], str) and same[m] else ""
+            labels.append(f"{m}{extra} (n={int(n) if np.isfinite(n) else 0})")
         ax.set_xticks(x)
-        ax.set_xticklabels(methods, rotation=45, ha="right", fontsize=8)
-        ax.set_ylabel(metric)
+        ax.set_xticklabels(labels, rotation=90, fontsize=7)
+        ax.set_xlim(-0.6, len(methods) - 0.4)
+        ax.set_ylim(*_limits(shown, metric))
+        ax.set_ylabel(f"{metric}  {_direction(metric)}", fontsize=8)
         ax.set_title(f"{d}{' (stand-in)' if standin else ''}", fontsize=10)
-    fig.suptitle(title, fontsize=11)
-    fig.tight_layout()
+    handles = [Line2D([], [], marker="o", ls="-", color="#444444",
+                      label="ours: mean, 95% t-CI" + (" (clipped to the valid range)"
+                                                       if any_clipped else ""))]
+    if any_paper:
+        handles.append(Line2D([], [], marker="x", ls="", color="black", mew=1.6,
+                              label="paper (reported mean)"))
+    _legend_below(fig, handles, [h.get_label() for h in handles])
+    note = "CIs clipped to the metric's valid range." if any_clipped else ""
+    if any_doubtful:
+        note += " † paper value not comparable with ours (see the report)."
+    fig.suptitle(title + (f"\n{note.strip()}" if note else ""), fontsize=11)
+    fig.tight_layout(rect=(0.03, 0, 1, 0.97))
     return fig
 
 
 def fig_gate_entropy(history: pd.DataFrame, freeze: pd.DataFrame) -> plt.Figure:
-    title = "Mean gate entropy over epochs"
+    title = "Mean gate entropy over epochs (line: seed mean, band: seed min-max)"
     if history.empty or "mean_entropy" not in history:
         return no_data_figure(title, "history.csv is empty")
     h = history[history.method.isin(GATED_METHODS) & np.isfinite(history.mean_entropy)]
@@ -187,99 +290,157 @@ def fig_gate_entropy(history: pd.DataFrame, freeze: pd.DataFrame) -> plt.Figure:
         return no_data_figure(title, "no gated method (autonorm / autonorm_s) with gate records")
     datasets = list(dict.fromkeys(h["dataset"]))
     pal = _palette(_order_methods(h["method"]))
-    fig, axes = _grid(len(datasets))
+    fig, axes = _grid(len(datasets), ncols_max=4, w=3.8, h=3.0)
+    handles: dict[str, object] = {}
     for ax, d in zip(axes, datasets):
         hd = h[h.dataset == d]
+        drawn: dict[str, pd.Series] = {}
         for m in _order_methods(hd["method"]):
-            g = hd[hd.method == m].groupby("epoch")["mean_entropy"]
-            agg = g.agg(["mean", "min", "max"]).sort_index()
-            ax.plot(agg.index, agg["mean"], marker="o", ms=3, color=pal[m], label=m)
-            ax.fill_between(agg.index, agg["min"], agg["max"], color=pal[m], alpha=0.2, lw=0)
-            fz = freeze[(freeze.dataset == d) & (freeze.method == m)] if not freeze.empty else freeze
-            if fz is not None and not fz.empty:
+            agg = hd[hd.method == m].groupby("epoch")["mean_entropy"].agg(
+                ["mean", "min", "max"]).sort_index()
+            twin = next((o for o, ser in drawn.items() if _identical(ser, agg["mean"])), None)
+            if twin is None:
+                line, = ax.plot(agg.index, agg["mean"], marker="o", ms=3, color=pal[m], lw=1.6)
+                ax.fill_between(agg.index, agg["min"], agg["max"], color=pal[m], alpha=0.2, lw=0)
+                handles.setdefault(m, line)
+            else:
+                # the same runs under two names: draw the second visibly on top, and say so
+                line, = ax.plot(agg.index, agg["mean"], ls="--", marker="s", ms=5, mfc="none",
+                                color=pal[m], lw=1.2)
+                handles.setdefault(f"{m} (identical to {twin}: same runs)", line)
+            drawn[m] = agg["mean"]
+            if not freeze.empty:
+                fz = freeze[(freeze.dataset == d) & (freeze.method == m)]
                 froze = fz[fz.froze.astype(str).str.lower() == "true"]
                 for ep in sorted(set(froze["epoch"].dropna())):
-                    ax.axvline(ep, color=pal[m], ls="--", lw=1)
-                    ax.text(ep, 0.98, f" freeze ({m})", rotation=90, va="top", fontsize=6,
-                            color=pal[m], transform=ax.get_xaxis_transform())
+                    vl = ax.axvline(ep, color=pal[m], ls="--", lw=1)
+                    handles.setdefault(f"freeze epoch ({m})", vl)
         eps = np.nan
         if not freeze.empty:
             e = freeze.loc[freeze.dataset == d, "eps_h"].dropna()
             eps = float(e.iloc[0]) if len(e) else np.nan
         if np.isfinite(eps):
-            ax.axhline(eps, color="grey", ls=":", lw=1.2, label=f"eps_H = {eps:g}")
-        ax.axhline(LN2, color="#bbbbbb", ls="-", lw=0.8)
-        ax.set_ylim(-0.02, LN2 + 0.05)
+            el = ax.axhline(eps, color="grey", ls=":", lw=1.2)
+            handles.setdefault(f"eps_H = {eps:g} (freeze threshold)", el)
+        ll = ax.axhline(LN2, color="#888888", ls="-", lw=0.8)
+        handles.setdefault("ln 2 = 0.693 (maximum entropy of two choices)", ll)
+        ax.text(1.0, LN2, "ln 2", transform=ax.get_yaxis_transform(), ha="right", va="bottom",
+                fontsize=7, color="#555555")
+        ax.set_ylim(-0.02, LN2 + 0.08)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("epoch")
         ax.set_ylabel("mean H (nats)")
         ax.set_title(d, fontsize=10)
-        ax.legend(fontsize=7, loc="upper right")
-    fig.suptitle(title + " (line: seed mean, band: min-max over seeds)", fontsize=11)
+    fig.suptitle(title, fontsize=11)
     fig.tight_layout()
+    _legend_below(fig, list(handles.values()), list(handles.keys()), ncol=3)
     return fig
 
 
-def fig_wdyt_heatmap(gates: pd.DataFrame, method: str = "autonorm_s") -> plt.Figure:
-    title = f"Mean w_DyT per layer at the end of training ({method})"
+def fig_wdyt_heatmap(gates: pd.DataFrame, methods: Sequence[str] = GATED_METHODS) -> plt.Figure:
+    title = "w_DyT per selector at the end of training (seed mean; 1 = DyT, 0 = LN)"
     if gates.empty:
         return no_data_figure(title, "gates.csv is empty")
-    g = gates[(gates.method == method) & np.isfinite(gates.w_dyt)]
+    g = gates[gates.method.isin(methods) & np.isfinite(gates.w_dyt)]
     if g.empty:
-        return no_data_figure(title, f"no gate records for {method}")
-    last = g.groupby(["dataset", "seed"])["epoch"].transform("max")
+        return no_data_figure(title, f"no gate records for {', '.join(methods)}")
+    last = g.groupby(["dataset", "method", "seed"])["epoch"].transform("max")
     g = g[g.epoch == last]
-    mat = g.groupby(["selector", "dataset"])["w_dyt"].mean().unstack("dataset")
+    cols: dict[str, pd.Series] = {}
+    for d in dict.fromkeys(g["dataset"]):
+        for m in _order_methods(g.loc[g.dataset == d, "method"]):
+            col = g[(g.dataset == d) & (g.method == m)].groupby("selector")["w_dyt"].mean()
+            twin = next((k for k, v in cols.items() if k.startswith(d + " / ")
+                         and v.index.equals(col.index)
+                         and np.allclose(v.to_numpy(float), col.to_numpy(float), atol=1e-9)), None)
+            if twin is not None:  # same runs under two names: one column, both names
+                cols[f"{twin} = {m}"] = cols.pop(twin)
+                continue
+            cols[f"{d} / {m}"] = col
+    mat = pd.DataFrame(cols)
     layer_of = g.drop_duplicates("selector").set_index("selector")[["layer", "sublayer"]]
     order = sorted(mat.index, key=lambda s: (layer_of.loc[s, "layer"]
                                              if np.isfinite(layer_of.loc[s, "layer"]) else 1e9,
                                              str(layer_of.loc[s, "sublayer"])))
-    mat = mat.loc[order, list(dict.fromkeys(g["dataset"]))]
-    fig, ax = plt.subplots(figsize=(1.6 + 1.2 * mat.shape[1], 0.9 + 0.32 * mat.shape[0]))
+    mat = mat.loc[order]
+    nrows, ncols = mat.shape
+    # sized from the counts: every row and column gets room for a readable value
+    fig, ax = plt.subplots(figsize=(2.8 + 0.85 * ncols, 1.9 + 0.3 * nrows))
+    ax.set_facecolor("#dddddd")  # selectors a model does not have (shallower family)
+    annot_size = 7 if ncols <= 24 else 5
     try:
         import seaborn as sns
 
-        sns.heatmap(mat, ax=ax, vmin=0, vmax=1, cmap="viridis", annot=mat.shape[1] <= 12,
-                    fmt=".2f", annot_kws={"fontsize": 6}, cbar_kws={"label": "w_DyT"},
-                    mask=mat.isna())
+        sns.heatmap(mat, ax=ax, vmin=0, vmax=1, cmap="viridis", annot=True, fmt=".2f",
+                    annot_kws={"fontsize": annot_size}, cbar_kws={"label": "w_DyT", "shrink": 0.6},
+                    mask=mat.isna(), linewidths=0.4, linecolor="white")
     except ImportError:  # pragma: no cover
         im = ax.imshow(mat.to_numpy(float), vmin=0, vmax=1, aspect="auto")
         fig.colorbar(im, ax=ax, label="w_DyT")
+    ax.set_yticks(np.arange(nrows) + 0.5)
+    ax.set_yticklabels(list(mat.index), rotation=0, fontsize=7)
+    ax.set_xticks(np.arange(ncols) + 0.5)
+    # vertical labels: their boxes are exact, so "no overlap" can be checked (and holds)
+    ax.set_xticklabels(list(mat.columns), rotation=90, fontsize=7)
     ax.grid(False)
-    ax.set_xlabel("dataset")
-    ax.set_ylabel("selector (layer.sublayer)")
-    ax.set_title(title + "\n(seed mean; 1 = DyT, 0 = LN)", fontsize=10)
+    ax.set_xlabel("dataset / method")
+    ax.set_ylabel("selector (block.sublayer)")
+    ax.set_title(title + ("\ngrey: the model of that dataset has no such selector"
+                          if mat.isna().any().any() else ""), fontsize=9)
     fig.tight_layout()
     return fig
 
 
 def fig_metric_vs_entropy(history: pd.DataFrame) -> plt.Figure:
-    title = "Validation metric against mean gate entropy"
+    title = "Validation metric against mean gate entropy (one point per epoch, seed mean)"
     if history.empty or "mean_entropy" not in history:
         return no_data_figure(title, "history.csv is empty")
-    h = history[np.isfinite(history.mean_entropy) & np.isfinite(history.val_metric)]
+    h = history[history.method.isin(GATED_METHODS) & np.isfinite(history.mean_entropy)
+                & np.isfinite(history.val_metric)]  # ablation variants have their own figures
     if h.empty:
         return no_data_figure(title, "no epochs with both gate entropy and a validation metric")
     datasets = list(dict.fromkeys(h["dataset"]))
     pal = _palette(_order_methods(h["method"]))
-    fig, axes = _grid(len(datasets))
+    fig, axes = _grid(len(datasets), ncols_max=4, w=3.8, h=3.2)
+    handles: dict[str, object] = {}
     for ax, d in zip(axes, datasets):
         hd = h[h.dataset == d]
+        drawn: dict[str, pd.DataFrame] = {}
+        xs, ys = [], []
         for m in _order_methods(hd["method"]):
             agg = hd[hd.method == m].groupby("epoch")[["mean_entropy", "val_metric"]].mean()
             agg = agg.sort_index()
-            ax.plot(agg["mean_entropy"], agg["val_metric"], "-", color=pal[m], alpha=0.5, lw=1)
-            ax.scatter(agg["mean_entropy"], agg["val_metric"], color=pal[m], s=16, label=m,
-                       zorder=3)
+            twin = next((o for o, a in drawn.items()
+                         if _identical(a["mean_entropy"], agg["mean_entropy"])
+                         and _identical(a["val_metric"], agg["val_metric"])), None)
+            if twin is None:
+                ax.plot(agg["mean_entropy"], agg["val_metric"], "-", color=pal[m], alpha=0.5, lw=1)
+                sc = ax.scatter(agg["mean_entropy"], agg["val_metric"], color=pal[m], s=16,
+                                zorder=3)
+                handles.setdefault(m, sc)
+            else:
+                sc = ax.scatter(agg["mean_entropy"], agg["val_metric"], s=70, facecolors="none",
+                                edgecolors=pal[m], linewidths=1.4, zorder=4)
+                handles.setdefault(f"{m} (identical to {twin}: same runs)", sc)
+            drawn[m] = agg
+            xs += list(agg["mean_entropy"])
+            ys += list(agg["val_metric"])
             for ep in (agg.index.min(), agg.index.max()):
                 ax.annotate(f"e{int(ep)}", (agg.loc[ep, "mean_entropy"], agg.loc[ep, "val_metric"]),
-                            fontsize=6, color=pal[m], xytext=(3, 3), textcoords="offset points")
+                            fontsize=6, color=pal[m], xytext=(4, -8), textcoords="offset points",
+                            annotation_clip=True)
         names = hd["val_metric_name"].dropna()
+        metric = str(names.iloc[0]) if len(names) else "metric"
+        # room around the points so the epoch labels stay inside the frame
+        x0, x1 = _limits(xs, "entropy", 0.15)
+        ax.set_xlim(max(x0, -0.02), min(x1, LN2 + 0.05))
+        ax.set_ylim(*_limits(ys, metric, 0.18))
         ax.set_xlabel("mean gate entropy H (nats)")
-        ax.set_ylabel(f"val {names.iloc[0] if len(names) else 'metric'}")
+        ax.set_ylabel(f"val {metric}  {_direction(metric)}", fontsize=8)
         ax.set_title(d, fontsize=10)
-        ax.legend(fontsize=7)
-    fig.suptitle(title + " (one point per epoch, seed mean; eN = epoch N)", fontsize=11)
+    fig.suptitle(title + "; eN = epoch N", fontsize=11)
     fig.tight_layout()
+    _legend_below(fig, list(handles.values()), list(handles.keys()), ncol=4)
     return fig
 
 
@@ -293,43 +454,113 @@ def fig_corruptions(corr: pd.DataFrame, severity: int = 3) -> plt.Figure:
     if c.empty:
         return no_data_figure(title, f"no finite accuracies for {d}")
     standin = bool(c["standin"].astype(str).str.lower().eq("true").any()) if "standin" in c else False
+    generated = (bool(c["corruption_generated"].astype(str).str.lower().eq("true").any())
+                 if "corruption_generated" in c else False)
     cset = c["corruption_set"].iloc[0] if "corruption_set" in c else d
     methods = _order_methods(c["method"])
     pal = _palette(methods)
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(13, 4.2), gridspec_kw={"width_ratios": [2.2, 1]})
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(13, 4.4), gridspec_kw={"width_ratios": [2.4, 1]})
     s3 = c[c.severity == severity]
     corrs = list(dict.fromkeys(s3["corruption"]))
     width = 0.8 / max(1, len(methods))
+    handles = []
     if corrs:
         piv = s3.groupby(["corruption", "method"])["accuracy"].agg(["mean", "std"])
         x = np.arange(len(corrs))
         for i, m in enumerate(methods):
             mean = [piv["mean"].get((cn, m), np.nan) for cn in corrs]
             sd = [piv["std"].get((cn, m), np.nan) for cn in corrs]
-            a1.bar(x + (i - (len(methods) - 1) / 2) * width, mean, width,
-                   yerr=np.nan_to_num(sd, nan=0.0), color=pal[m], label=m, capsize=1.5)
+            b = a1.bar(x + (i - (len(methods) - 1) / 2) * width, mean, width,
+                       yerr=np.nan_to_num(sd, nan=0.0), color=pal[m], capsize=1.5,
+                       error_kw={"lw": 0.8})
+            handles.append((b, m))
         a1.set_xticks(x)
-        a1.set_xticklabels(corrs, rotation=45, ha="right", fontsize=8)
-        a1.set_ylabel("accuracy (%)")
-        a1.set_title(f"severity {severity} per corruption (bar: mean, line: sd over seeds)",
+        a1.set_xticklabels(corrs, rotation=90, fontsize=8)
+        a1.set_xlim(-0.6, len(corrs) - 0.4)
+        a1.set_ylim(0, 100)
+        a1.set_ylabel("accuracy (%)  ↑ higher is better")
+        a1.set_title(f"severity {severity}, per corruption (bar: seed mean, whisker: sd)",
                      fontsize=9)
-        a1.legend(fontsize=7, ncol=2)
     else:
         a1.set_axis_off()
         a1.text(0.5, 0.5, f"{NO_DATA}\n(no severity {severity})", ha="center", va="center",
                 transform=a1.transAxes)
     per_seed = c.groupby(["method", "seed", "severity"])["accuracy"].mean().reset_index()
     for m in methods:
-        agg = per_seed[per_seed.method == m].groupby("severity")["accuracy"].agg(["mean", "min",
-                                                                                  "max"])
-        a2.plot(agg.index, agg["mean"], marker="o", color=pal[m], label=m)
+        agg = per_seed[per_seed.method == m].groupby("severity")["accuracy"].agg(
+            ["mean", "min", "max"])
+        line, = a2.plot(agg.index, agg["mean"], marker="o", color=pal[m])
         a2.fill_between(agg.index, agg["min"], agg["max"], color=pal[m], alpha=0.2, lw=0)
+        if not corrs:
+            handles.append((line, m))
+    sev = sorted(int(v) for v in set(c["severity"]))
+    a2.set_xticks(sev)
+    a2.set_xlim(min(sev) - 0.3, max(sev) + 0.3)
+    lo, hi = _limits(per_seed["accuracy"], "accuracy", 0.1)
+    a2.set_ylim(lo, hi)
     a2.set_xlabel("severity")
-    a2.set_ylabel("mean accuracy over corruptions (%)")
+    a2.set_ylabel("mean accuracy over corruptions (%)  ↑")
     a2.set_title("accuracy against severity (band: seed min-max)", fontsize=9)
-    fig.suptitle(f"{title}: {d} / {cset}{' (stand-in / generated)' if standin else ''}",
+    what = ("the official CIFAR-10-C" if (d == "cifar10" and not generated and not standin)
+            else "corruptions generated by our code; not CIFAR-10-C")
+    fig.suptitle(f"{title}: models trained on {d}, corruption set {cset} ({what})", fontsize=11)
+    fig.tight_layout()
+    _legend_below(fig, [h for h, _ in handles], [m for _, m in handles],
+                  ncol=min(len(handles), 8))
+    return fig
+
+
+def ablation_stem(axis: str) -> str:
+    """File stem of one ablation axis' figure (same rule as the report's link)."""
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in str(axis))
+    return f"ablation_{safe}"
+
+
+def fig_ablation(ab: pd.DataFrame, axis: str) -> plt.Figure:
+    """Metric (mean, 95% CI) against the swept value of one axis, one panel per dataset x metric."""
+    a = ab[ab.axis == axis]
+    panels = list(a.groupby(["dataset", "metric"], sort=False))
+    fig, axes = _grid(len(panels), ncols_max=3, w=4.0, h=3.2)
+    for ax, ((d, metric), g) in zip(axes, panels):
+        vals = pd.to_numeric(g["value"], errors="coerce")
+        numeric = bool(vals.notna().all()) and len(vals) > 1
+        xs = vals.to_numpy(float) if numeric else np.arange(len(g))
+        vmin, vmax = stats.metric_range(metric)
+        shown = []
+        for xi, r in zip(xs, g.to_dict("records")):
+            m = float(r["mean"])
+            if not np.isfinite(m):
+                continue
+            lo = max(float(r["ci_low"]), vmin) if np.isfinite(r["ci_low"]) else m
+            hi = min(float(r["ci_high"]), vmax) if np.isfinite(r["ci_high"]) else m
+            base = str(r["is_base"]).lower() == "true"
+            ax.errorbar(xi, m, yerr=[[m - lo], [hi - m]], fmt="s" if base else "o", capsize=3,
+                        color="black" if base else "C0", ms=6)
+            shown += [m, lo, hi]
+        if numeric:
+            order = np.argsort(xs)
+            ax.plot(xs[order], g["mean"].to_numpy(float)[order], "-", color="C0", alpha=0.4)
+            if (xs > 0).all() and xs.max() / max(xs.min(), 1e-12) >= 8:
+                ax.set_xscale("log")
+                ax.xaxis.set_minor_formatter(NullFormatter())
+            ticks = sorted(set(xs))
+            ax.set_xticks(ticks)
+            ax.set_xticklabels([f"{v:g}" for v in ticks], fontsize=7)
+        else:
+            ax.set_xticks(xs)
+            ax.set_xticklabels([str(v) if str(v) not in ("", "nan") else "base"
+                                for v in g["value"]], rotation=30, ha="right", fontsize=7)
+            ax.set_xlim(-0.6, len(g) - 0.4)
+        ax.set_ylim(*_limits(shown, metric))
+        ax.set_xlabel(axis)
+        ax.set_ylabel(f"{metric}  {_direction(metric)}", fontsize=8)
+        ax.set_title(d, fontsize=10)
+    handles = [Line2D([], [], marker="s", ls="", color="black", label="base method"),
+               Line2D([], [], marker="o", ls="", color="C0", label="variant")]
+    fig.suptitle(f"Ablation: {axis} (mean over seeds, 95% CI clipped to the valid range)",
                  fontsize=11)
     fig.tight_layout()
+    _legend_below(fig, handles, [h.get_label() for h in handles])
     return fig
 
 
@@ -367,6 +598,25 @@ def make_figures(tables: str | Path, out_dir: str | Path, strict: bool = False) 
             plt.close("all")
             fig = no_data_figure(stem, f"drawing failed: {type(exc).__name__}: {exc}"[:120])
         written.extend(_save(fig, out_dir, stem))
+    written.extend(make_ablation_figures(read_table(tables, "ablations.csv"), out_dir, strict))
+    return written
+
+
+def make_ablation_figures(ab: pd.DataFrame, out_dir: Path, strict: bool = False) -> list[Path]:
+    """One figure per ablation axis (only when ablations exist, so not in FIGURE_NAMES)."""
+    written: list[Path] = []
+    if ab.empty or "axis" not in ab:
+        return written
+    for axis in dict.fromkeys(ab["axis"]):
+        try:
+            fig = fig_ablation(ab, axis)
+        except Exception as exc:  # noqa: BLE001
+            if strict:
+                raise
+            print(f"autonorm-figures: ablation {axis} failed ({type(exc).__name__}: {exc})")
+            plt.close("all")
+            continue
+        written.extend(_save(fig, out_dir, ablation_stem(axis)))
     return written
 
 
