@@ -79,3 +79,17 @@ def test_stochastic_depth_is_linear_in_depth():
 def test_unknown_method():
     with pytest.raises(ValueError, match="unknown method"):
         get_method("batchnorm")
+
+
+def test_gates_option_widens_autonorm_to_three_candidates():
+    from autonorm.norms import AutoNorm3
+
+    meta = META["token_classification"]
+    three = build_model(meta, "autonorm_s", MODEL, {"gates": 3})
+    assert all(isinstance(m, AutoNorm3) for m in gated_norms(three).values()) and len(gated_norms(three)) == 4
+    two = build_model(meta, "autonorm_s", MODEL, {"gates": 2})
+    assert not any(isinstance(m, AutoNorm3) for m in gated_norms(two).values())
+    # norms without a DyT / LN gate ignore it, as they ignore tau
+    assert not gated_norms(build_model(meta, "frozen_ln", MODEL, {"gates": 3}))
+    with pytest.raises(ValueError, match="gates must be 2 or 3"):
+        build_model(meta, "autonorm", MODEL, {"gates": 4})

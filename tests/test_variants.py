@@ -152,7 +152,7 @@ def test_variant_run_config_is_its_base_plus_overrides():
     assert resolve_run_config(cfg, "cifar10", "t_freeze_5", 0)["autonorm"]["t_freeze"] == 5
     assert resolve_run_config(cfg, "cifar10", "eps_h_0_2", 0)["autonorm"]["eps_h"] == 0.2
     g3 = resolve_run_config(cfg, "ptb_pos", "gate_3", 1)
-    assert g3["method"] == "autonorm3" and g3["variant"]["axis"] == "gate3"
+    assert g3["method"] == "autonorm_s" and g3["variant"]["axis"] == "gate3" and g3["norm_options"]["gates"] == 3
     d = resolve_run_config(cfg, "cifar10", "distill", 4)
     assert d["distill"] == {"temperature": 4.0, "weight": 0.5, "teacher": "teacher_mlp",
                             "teacher_run_dir": "results/ablations/runs/cifar10/teacher_mlp/seed4"}
@@ -160,6 +160,8 @@ def test_variant_run_config_is_its_base_plus_overrides():
     meta = {"task": "token_classification", "vocab_size": 12, "pad_id": 0, "max_len": 6, "num_tags": 4}
     model = build_model(meta, lin["method"], TINY_MODEL, lin["norm_options"])
     assert model.encoder.blocks[0].norm1.selector.capacity == "linear"
+    model = build_model(meta, g3["method"], TINY_MODEL, g3["norm_options"])
+    assert model.encoder.blocks[1].norm2.choice_names == ("dyt", "ln", "rms")
 
 
 def test_variants_run_on_their_datasets_only():
@@ -204,6 +206,8 @@ def _with(cfg, **changes):
     ({"variants__dyt": {"base": "autonorm_s", "axis": "tau"}}, "variants.dyt"),
     ({"variants__x": {"base": "teacher_mlp", "axis": "tau"}}, "variants.x.base"),
     ({"variants__x": {"base": "autonorm_s", "axis": "distill"}}, "variants.x.distill"),
+    ({"variants__x": {"base": "dyt", "axis": "gate3", "autonorm": {"gates": 3}}}, "variants.x.autonorm.gates"),
+    ({"variants__x": {"base": "autonorm_s", "axis": "gate3", "autonorm": {"gates": 4}}}, "variants.x.autonorm.gates"),
     ({"variants__x": {"base": "autonorm_s", "axis": "tau", "datasets": ["svhn"]}, "datasets": ["mnist"]},
      "variants.x.datasets"),
     ({"ablations": {"variants": ["tau_7"], "datasets": ["mnist"]}}, "ablations.variants"),

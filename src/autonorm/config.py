@@ -283,7 +283,7 @@ def resolve_run_config(cfg: dict, dataset: str, method: str, seed: int) -> dict:
     norm_options = dict(cfg.get("norm_options", {}))
     norm_options.update(tau=auto.get("tau", 0.5),
                         drop_noise_when_frozen=auto.get("drop_noise_when_frozen", True))
-    for key in ("selector", "hard"):  # ablation options, written only when set: default run configs unchanged
+    for key in ("selector", "hard", "gates"):  # ablation options, written only when set: default run configs unchanged
         if key in auto:
             norm_options[key] = auto[key]
     res = results_dir(cfg)

@@ -39,7 +39,7 @@ VARIANT_AXES = ("tau", "selector", "gumbel", "t_freeze", "eps_h", "distill", "ga
 # Blocks merged onto the workflow config before resolution (the rest of a variant is metadata).
 CONFIG_OVERRIDES = ("autonorm", "norm_options")
 DEFAULT_TEACHER = "teacher_mlp"
-SELECTOR_DEFAULTS = {("selector", "mlp"), ("hard", False)}
+SELECTOR_DEFAULTS = {("selector", "mlp"), ("hard", False), ("gates", 2)}
 
 
 def declared_variants(cfg: dict) -> dict:
@@ -174,6 +174,8 @@ def variant_problems(cfg: dict) -> list[str]:
         if (v.get("axis") == "distill") != ("distill" in v):
             add(f"config key variants.{name}.distill: a distillation variant (axis: distill) needs a distill "
                 f"block, and only it may have one")
+        if (v.get("autonorm") or {}).get("gates") == 3 and base in METHODS and METHODS[base].norm != "autonorm":
+            add(f"config key variants.{name}.autonorm.gates: base {base!r} has no DyT / LN gate to widen")
         teacher = (v.get("distill") or {}).get("teacher", DEFAULT_TEACHER)
         if "distill" in v and teacher not in METHODS:
             add(f"config key variants.{name}.distill.teacher: unknown method {teacher!r}")

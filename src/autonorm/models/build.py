@@ -17,6 +17,7 @@ def build_model(meta: dict, method: str, model_cfg: dict, norm_options: dict | N
     task = meta["task"]
     cfg = dict(model_cfg)
     norm_options = dict(norm_options or {})
+    norm = gated_norm_name(m.norm, norm_options.pop("gates", 2))
     if m.backbone == "mlp":
         if task == "image_classification":
             img = meta["image"]
@@ -30,14 +31,23 @@ def build_model(meta: dict, method: str, model_cfg: dict, norm_options: dict | N
         img = meta["image"]
         if img["height"] != img["width"]:
             raise ValueError("ViT-Lite expects square images")
-        return ViTLite(img["height"], img["channels"], meta["num_classes"], m.norm,
+        return ViTLite(img["height"], img["channels"], meta["num_classes"], norm,
                        norm_options=norm_options, **cfg)
     if task in ("token_classification", "sequence_classification"):
-        return TextEncoder(meta["vocab_size"], meta["max_len"], _num_outputs(meta), task, m.norm,
+        return TextEncoder(meta["vocab_size"], meta["max_len"], _num_outputs(meta), task, norm,
                            pad_id=meta.get("pad_id", 0), norm_options=norm_options, **cfg)
     if task == "regression":
-        return TabularTransformer(meta["num_features"], m.norm, norm_options=norm_options, **cfg)
+        return TabularTransformer(meta["num_features"], norm, norm_options=norm_options, **cfg)
     raise ValueError(f"unknown task {task!r}")
+
+
+def gated_norm_name(norm: str | None, gates: int) -> str | None:
+    """The norm a method builds given ``autonorm.gates``: 3 turns AutoNorm (DyT / LN) into the
+    three-way gate DyT / LN / RMSNorm (the paper's PTB ablation); other norms have no gate to widen
+    (like ``tau``, the option is theirs to ignore)."""
+    if int(gates) not in (2, 3):
+        raise ValueError(f"autonorm.gates must be 2 or 3, got {gates!r}")
+    return "autonorm3" if int(gates) == 3 and norm == "autonorm" else norm
 
 
 def _num_outputs(meta: dict) -> int:
