@@ -221,7 +221,7 @@ def test_metric_vs_entropy_layout(many, single):
                 tb = t.get_window_extent(renderer)
                 assert box.x0 <= tb.x0 and tb.x1 <= box.x1 and box.y0 <= tb.y0 and tb.y1 <= box.y1, \
                     (ax.get_title(), t.get_text())
-            assert not any(m.startswith("autonorm_s_") for m in _legend_labels(fig))
+            assert not any(m.startswith("tau_") for m in _legend_labels(fig))
         plt.close("all")
     fig = figures.fig_metric_vs_entropy(many["history"])
     assert "autonorm (identical to autonorm_s: same runs)" in _legend_labels(fig)
@@ -244,8 +244,8 @@ def test_corruptions_layout(many):
 def test_ablation_figures_written_when_ablations_exist(many, tmp_path):
     written = figures.make_ablation_figures(many["ablations"], tmp_path, strict=True)
     names = sorted(p.name for p in written)
-    assert names == ["ablation_selector_capacity.pdf", "ablation_selector_capacity.png",
-                     "ablation_tau.pdf", "ablation_tau.png"]
+    assert names == ["ablation_gate3.pdf", "ablation_gate3.png", "ablation_selector.pdf",
+                     "ablation_selector.png", "ablation_tau.pdf", "ablation_tau.png"]
     _check_png(tmp_path / "ablation_tau.png")
     fig = figures.fig_ablation(many["ablations"], "tau")
     ax = fig.axes[0]

@@ -206,8 +206,10 @@ def test_ablations_beside_the_paper(paper_report):
     ab = _section(text, "## Ablations")
     assert "### Gumbel temperature tau (axis `tau`)" in ab
     assert "\"optimal across all tasks\"" in ab
-    assert "| autonorm_s | 0.5 | 3 |" in ab and "| autonorm_s_tau1 | 1.0 | 3 |" in ab
-    assert "### Selector capacity (axis `selector_capacity`)" in ab
+    assert "| autonorm_s | 0.5 | 3 |" in ab and "| tau_1 | 1.0 | 3 |" in ab
+    assert "same training runs as autonorm_s: no test" in ab
+    assert "### Selector capacity (axis `selector`)" in ab
+    assert "### 3-way gate (LN / RMSNorm / DyT) (axis `gate3`)" in ab
     assert "PTB POS accuracy -1.2 points" in ab
 
 

@@ -496,16 +496,47 @@ def _reference_index(reference: pd.DataFrame) -> dict:
 
 
 def same_run_pairs(runs: pd.DataFrame) -> dict[str, dict[str, str]]:
-    """dataset -> {method: method it shares its training runs with} (both directions)."""
+    """dataset -> {method: the name of its group of same training runs}.
+
+    ``same_run_as`` links can chain (a default-valued variant is the same run as
+    AutoNorm-S, which on NLP is the same run as AutoNorm), so the links are
+    joined into groups; every member of a group maps to one representative.
+    Methods without a link are absent.
+    """
     out: dict[str, dict[str, str]] = {}
     if runs.empty or "same_run_as" not in runs:
         return out
+    parent: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def find(x):
+        while parent.get(x, x) != x:
+            x = parent[x]
+        return x
+
     for r in runs.itertuples(index=False):
         other = r.same_run_as if isinstance(r.same_run_as, str) else ""
         if other:
-            out.setdefault(r.dataset, {})[r.method] = other
-            out[r.dataset].setdefault(other, r.method)
+            a, b = find((r.dataset, r.method)), find((r.dataset, other))
+            parent.setdefault(a, a)
+            parent.setdefault(b, b)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    for node in list(parent):
+        out.setdefault(node[0], {})[node[1]] = find(node)[1]
     return out
+
+
+def same_runs_between(groups: dict[str, dict[str, str]], dataset: str, a: str, b: str) -> bool:
+    g = groups.get(dataset, {})
+    return a in g and b in g and g[a] == g[b]
+
+
+def _same_label(groups: dict, d: str, m: str, methods: Sequence[str]) -> str:
+    """The other methods (of ``methods``) that are the same training runs as ``m``."""
+    g = groups.get(d, {})
+    if m not in g:
+        return ""
+    return ", ".join(o for o in methods if o != m and g.get(o) == g[m])
 
 
 def _beats(mean: float, base: float, higher: bool):
@@ -555,7 +586,7 @@ def summarize(values: pd.DataFrame, runs: pd.DataFrame, methods: Sequence[str],
                              "n_expected": n_exp, "n_diverged": n_div, "n_missing": n_mis,
                              "n_stale": n_stale, "baseline_name": bname, "baseline_value": bval,
                              "at_or_below_baseline": _beats(desc["mean"], bval, hib),
-                             "same_run_as": same.get(src, {}).get(m, "")})
+                             "same_run_as": _same_label(same, src, m, methods)})
     # datasets with no ok run at all: keep their paper rows visible (n=0)
     seen = {r["source_dataset"] for r in rows}
     for d, info in ds_info.items():
@@ -577,7 +608,7 @@ def summarize(values: pd.DataFrame, runs: pd.DataFrame, methods: Sequence[str],
                              "n_expected": n_exp, "n_diverged": n_div, "n_missing": n_mis,
                              "n_stale": n_stale, "baseline_name": bname, "baseline_value": bval,
                              "at_or_below_baseline": None,
-                             "same_run_as": same.get(d, {}).get(m, "")})
+                             "same_run_as": _same_label(same, d, m, methods)})
     return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
 
 
@@ -612,8 +643,7 @@ def compare_methods(values: pd.DataFrame, methods: Sequence[str], ds_info: dict,
                 b = dict(zip(gmet.loc[gmet.method == mb, "seed"],
                              gmet.loc[gmet.method == mb, "value"]))
                 res = stats.paired_test(a, b)
-                same = same_runs.get(src, {}).get(mb) == reference_method or \
-                    same_runs.get(src, {}).get(reference_method) == mb
+                same = same_runs_between(same_runs, src, reference_method, mb)
                 if same:
                     # identical runs: a test of a run against itself is 0/0, not evidence
                     res.update(t=math.nan, p=math.nan, cohens_dz=math.nan, wilcoxon_p=math.nan,
@@ -660,75 +690,106 @@ def _axis_value_in_config(cfg: Any, axis: str) -> Any:
     return None
 
 
+def _value_key(v: Any) -> tuple:
+    """Sort swept values numerically when they are numbers, else as text."""
+    x = _num(v)
+    return (0, x, "") if math.isfinite(x) else (1, math.inf, str(v))
+
+
 def ablation_table(values: pd.DataFrame, runs: pd.DataFrame, variants: dict[str, dict],
                    results: str | Path | None = None) -> pd.DataFrame:
     """Each variant beside its base method: per dataset x axis x primary metric.
 
-    Rows: the base (``is_base`` true, its value on the axis from the variant's
-    ``base_value`` or the base run's config.json) and every variant, with n,
-    mean, std, 95% t-CI and, for variants, a paired test against the base
-    (paired by seed), Holm over the variants of one dataset x axis x metric.
+    Rows: every base method of the axis that has results (``is_base`` true; its
+    value on the axis from the variants' ``base_value`` or the base run's
+    config.json), then every variant in order of its swept value, with n, mean,
+    std, 95% t-CI and a paired test (by seed) against its base; Holm over the
+    variants of one dataset x axis x metric.  A variant whose base has no run on
+    the dataset (the 3-way gate's base AutoNorm-3 when only AutoNorm ran) is
+    tested against the axis' base that has runs, and the note says so.  A
+    variant that is the same training as its reference gets no test.
     """
     rows: list[dict] = []
     if not variants or values.empty:
         return pd.DataFrame(rows, columns=ABLATION_COLUMNS)
-    same = same_run_pairs(runs)
+    groups = same_run_pairs(runs)
     vals = values[values.dataset == values.source_dataset]
-    groups: dict[tuple[str, str], list[str]] = {}
+    by_axis: dict[str, list[str]] = {}
     for name, info in variants.items():
-        groups.setdefault((str(info.get("axis", "unknown")), str(info.get("base", ""))),
-                          []).append(name)
-    for (axis, base), names in groups.items():
+        by_axis.setdefault(str(info.get("axis", "unknown")), []).append(name)
+    for axis, names in by_axis.items():
+        names = sorted(names, key=lambda n: _value_key(variants[n].get("value")))
+        bases = list(dict.fromkeys(str(variants[n].get("base", "")) for n in names))
         for d in dict.fromkeys(vals.loc[vals.method.isin(names), "dataset"]):
             gd = vals[vals.dataset == d]
             standin = bool(gd["standin"].any())
-            base_value = next((variants[n].get("base_value") for n in names
-                               if variants[n].get("base_value") is not None), None)
-            if base_value is None and results is not None:
-                brun = runs[(runs.dataset == d) & (runs.method == base) & (runs.status == "ok")]
-                for path in brun["path"]:
-                    base_value = _axis_value_in_config(
-                        _read_json_or_none(Path(path) / "config.json"), axis)
-                    if base_value is not None:
-                        break
+            base_value = {}
+            for b in bases:
+                bv = next((variants[n].get("base_value") for n in names
+                           if variants[n].get("base") == b
+                           and variants[n].get("base_value") is not None), None)
+                if bv is None and results is not None:
+                    brun = runs[(runs.dataset == d) & (runs.method == b) & (runs.status == "ok")]
+                    for path in brun["path"]:
+                        bv = _axis_value_in_config(
+                            _read_json_or_none(Path(path) / "config.json"), axis)
+                        if bv is not None:
+                            break
+                base_value[b] = bv
             metrics = [m for m in dict.fromkeys(gd.loc[gd.method.isin(names), "metric"])
                        if stats.metric_family(m) == "primary"]
             for metric in metrics:
                 gm = gd[gd.metric == metric]
-                bvals = dict(zip(gm.loc[gm.method == base, "seed"],
-                                 gm.loc[gm.method == base, "value"]))
-                desc = stats.describe(list(bvals.values()))
-                block = [{"dataset": d, "axis": axis, "variant": base, "base": base,
-                          "value": base_value, "is_base": True, "metric": metric,
-                          "n": desc["n"], "mean": desc["mean"], "std": desc["std"],
-                          "ci_low": desc["ci95_low"], "ci_high": desc["ci95_high"],
-                          "n_pairs": math.nan, "mean_diff_vs_base": math.nan,
-                          "p_vs_base": math.nan, "p_vs_base_holm": math.nan, "holm_m": 0,
-                          "mdd80": math.nan, "higher_is_better": stats.higher_is_better(metric),
-                          "standin": standin,
-                          "note": "base method" + ("" if bvals else ": no result")}]
-                for name in sorted(names, key=lambda n: str(variants[n].get("value"))):
-                    v = dict(zip(gm.loc[gm.method == name, "seed"],
-                                 gm.loc[gm.method == name, "value"]))
-                    desc = stats.describe(list(v.values()))
-                    res = stats.paired_test(v, bvals)
-                    note = res["note"]
-                    if same.get(d, {}).get(name) == base:
-                        res.update(p=math.nan, mdd80=math.nan)
-                        note = f"same training runs as {base}: no test"
-                    block.append({"dataset": d, "axis": axis, "variant": name, "base": base,
-                                  "value": variants[name].get("value"), "is_base": False,
-                                  "metric": metric, "n": desc["n"], "mean": desc["mean"],
-                                  "std": desc["std"], "ci_low": desc["ci95_low"],
-                                  "ci_high": desc["ci95_high"], "n_pairs": res["n"],
-                                  "mean_diff_vs_base": res["mean_diff"], "p_vs_base": res["p"],
-                                  "p_vs_base_holm": math.nan, "holm_m": 0,
-                                  "mdd80": res["mdd80"],
+
+                def seeds_of(m):
+                    sel = gm[gm.method == m]
+                    return dict(zip(sel["seed"], sel["value"]))
+
+                bvals = {b: seeds_of(b) for b in bases}
+                with_runs = [b for b in bases if bvals[b]]
+                shown = with_runs or bases[:1]
+                block = []
+                for b in shown:
+                    desc = stats.describe(list(bvals[b].values()))
+                    block.append({"dataset": d, "axis": axis, "variant": b, "base": b,
+                                  "value": base_value.get(b), "is_base": True, "metric": metric,
+                                  "n": desc["n"], "mean": desc["mean"], "std": desc["std"],
+                                  "ci_low": desc["ci95_low"], "ci_high": desc["ci95_high"],
+                                  "n_pairs": math.nan, "mean_diff_vs_base": math.nan,
+                                  "p_vs_base": math.nan, "p_vs_base_holm": math.nan,
+                                  "holm_m": 0, "mdd80": math.nan,
                                   "higher_is_better": stats.higher_is_better(metric),
-                                  "standin": standin, "note": note})
-                p = np.array([r["p_vs_base"] for r in block[1:]], dtype=float)
+                                  "standin": standin,
+                                  "note": "base method" + ("" if bvals[b] else ": no result")})
+                tested = []
+                for name in names:
+                    v = seeds_of(name)
+                    if not v and name not in set(gd.method):
+                        continue
+                    own = str(variants[name].get("base", ""))
+                    ref = own if bvals.get(own) else (with_runs[0] if with_runs else own)
+                    desc = stats.describe(list(v.values()))
+                    res = stats.paired_test(v, bvals.get(ref, {}))
+                    note = res["note"]
+                    if ref != own:
+                        note = f"tested against {ref}: its own base {own} has no run here; " + note
+                    if same_runs_between(groups, d, name, ref):
+                        res.update(p=math.nan, mdd80=math.nan)
+                        note = f"same training runs as {ref}: no test"
+                    row = {"dataset": d, "axis": axis, "variant": name, "base": ref,
+                           "value": variants[name].get("value"), "is_base": False,
+                           "metric": metric, "n": desc["n"], "mean": desc["mean"],
+                           "std": desc["std"], "ci_low": desc["ci95_low"],
+                           "ci_high": desc["ci95_high"], "n_pairs": res["n"],
+                           "mean_diff_vs_base": res["mean_diff"], "p_vs_base": res["p"],
+                           "p_vs_base_holm": math.nan, "holm_m": 0, "mdd80": res["mdd80"],
+                           "higher_is_better": stats.higher_is_better(metric),
+                           "standin": standin, "note": note.strip("; ")}
+                    block.append(row)
+                    tested.append(row)
+                p = np.array([r["p_vs_base"] for r in tested], dtype=float)
                 adj = stats.holm(p) if len(p) else p
-                for r, q in zip(block[1:], adj):
+                for r, q in zip(tested, adj):
                     r["p_vs_base_holm"] = float(q)
                     r["holm_m"] = int(np.isfinite(p).sum())
                 rows.extend(block)

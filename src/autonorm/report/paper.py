@@ -56,7 +56,7 @@ ABLATION_CLAIMS = [
      "selects hard. The paper gives no numbers."),
     (("capacity", "selector", "linear", "mlp"), "Selector capacity",
      "one linear layer instead of the 2-layer MLP: PTB POS accuracy -1.2 points."),
-    (("hard", "soft", "straight", "gating"), "Soft vs hard Gumbel-Softmax",
+    (("gumbel", "hard", "soft", "straight", "gating"), "Soft vs hard Gumbel-Softmax",
      "hard (straight-through) gating in training converges \"significantly slower\", "
      "especially on CIFAR-100 and PTB (no final-accuracy numbers)."),
     (("freeze", "t_freeze", "eps_h", "eps"), "Freeze schedule",

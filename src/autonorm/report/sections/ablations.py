@@ -64,7 +64,7 @@ def ablations_section(ctx: ReportContext) -> str:
                              delta, p, mdd, text(r["note"])])
             lines += [f"{ctx.label(d)}, {metric} {arrow}:", "",
                       md_table(["variant", f"{axis}", "n", "mean ± std", "95% CI",
-                                "Δ vs base", "p (Holm-adjusted)", "detectable Δ (80% power)", "note"],
+                                "Δ vs base", "p, raw (Holm)", "detectable Δ (80% power)", "note"],
                                rows), ""]
             if clipped:
                 lines += ["* interval clipped to the metric's valid range.", ""]
