@@ -261,3 +261,15 @@ def test_report_without_any_results(tmp_path):
     text = out.read_text()
     assert "No results" in text and "## Runs" in text and "## Provenance" in text
     assert report.BANNER not in text and report.STALE_TITLE not in text
+
+
+def test_snakemake_report_captions_exist():
+    """Every figure and the report page have a caption for `snakemake --report`."""
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    smk = (repo / "workflow" / "rules" / "aggregate.smk").read_text()
+    assert 'caption=f"../report/{Path(str(p)).stem}.rst"' in smk and "--html-out" in smk
+    for stem in list(figures.FIGURE_STEMS) + ["report"]:
+        rst = repo / "workflow" / "report" / f"{stem}.rst"
+        assert rst.is_file() and len(rst.read_text().split()) > 30, stem

@@ -37,7 +37,13 @@ rule figures:
     input:
         [f"{TABLES_DIR}/{t}" for t in TABLES],
     output:
-        figure_outputs(),
+        # each PNG with its caption for `snakemake --report` (workflow/report/<stem>.rst)
+        [
+            report(str(p), caption=f"../report/{Path(str(p)).stem}.rst", category="Figures")
+            if str(p).endswith(".png")
+            else p
+            for p in figure_outputs()
+        ],
     params:
         tables=lambda w, input: str(Path(input[0]).parent),
         out_dir=lambda w, output: str(Path(output[0]).parent),
@@ -60,7 +66,9 @@ rule report:
         grid=f"{TABLES_DIR}/grid.json",
         figures=rules.figures.output,
     output:
-        report(REPORT_MD, category="Report"),
+        md=REPORT_MD,
+        # report.md as one page, so it opens inside the `snakemake --report` HTML
+        html=report(str(Path(REPORT_MD).with_suffix(".html")), caption="../report/report.rst", category="Report"),
     params:
         config_json=lambda w: json.dumps(config, sort_keys=True, default=str),
         tables=lambda w, input: str(Path(input.tables[0]).parent),
@@ -76,5 +84,6 @@ rule report:
     conda:
         "../../envs/stats.yaml"
     shell:
-        "autonorm-report --tables {params.tables:q} --figures-dir {params.figures:q} --out {output:q}"
+        "autonorm-report --tables {params.tables:q} --figures-dir {params.figures:q} --out {output.md:q}"
+        " --html-out {output.html:q}"
         " --config-json {params.config_json:q} --provenance-from {params.runs:q} > {log:q} 2>&1"
