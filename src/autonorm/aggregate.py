@@ -302,9 +302,15 @@ def collect(results: str | Path, datasets: Sequence[str], methods: Sequence[str]
             for s in seeds:
                 run_dir = results / "runs" / d / m / f"seed{s}"
                 eval_path = results / "eval" / d / m / f"seed{s}.json"
+                ev = _read_json_or_none(eval_path)
+                linked = ev.get("same_run_as") if isinstance(ev, dict) else None
+                if linked and not (run_dir / "metrics.json").is_file() \
+                        and not (run_dir / "failed.json").is_file():
+                    # trained once, under the other name: the workflow writes no run folder
+                    # for this row (rule same_run_eval), the other run's folder is this one's
+                    run_dir = results / "runs" / d / str(linked) / f"seed{s}"
                 metrics = _read_json_or_none(run_dir / "metrics.json")
                 failed = _read_json_or_none(run_dir / "failed.json")
-                ev = _read_json_or_none(eval_path)
                 ev_failed = None
                 if isinstance(ev, dict) and ev.get("status", "ok") != "ok":
                     # autonorm-evaluate writes a {status: "diverged"} stub for a failed run:
