@@ -322,3 +322,11 @@ def test_ablations_preset_dry_run_shows_every_axis(tmp_path):
     # the student's training job waits for its teacher run
     m = re.search(r"rule train:\n    input: (.*)\n    output: \S+/runs/cifar10/distill/seed2/status.json", out)
     assert m and "runs/cifar10/teacher_mlp/seed2/status.json" in m.group(1)
+
+
+def test_schema_axes_are_the_code_axes():
+    from autonorm.config import SCHEMA_PATH
+    from autonorm.variants import VARIANT_AXES
+
+    schema = yaml.safe_load(Path(SCHEMA_PATH).read_text())
+    assert tuple(schema["$defs"]["variant"]["properties"]["axis"]["enum"]) == VARIANT_AXES

@@ -39,7 +39,7 @@ VARIANT_AXES = ("tau", "selector", "gumbel", "t_freeze", "eps_h", "distill", "ga
 # Blocks merged onto the workflow config before resolution (the rest of a variant is metadata).
 CONFIG_OVERRIDES = ("autonorm", "norm_options")
 DEFAULT_TEACHER = "teacher_mlp"
-SELECTOR_DEFAULTS = {("selector", "mlp"), ("hard", False), ("gates", 2)}
+NORM_OPTION_DEFAULTS = {("selector", "mlp"), ("hard", False), ("gates", 2)}
 
 
 def declared_variants(cfg: dict) -> dict:
@@ -109,8 +109,8 @@ def training_signature(run: dict) -> str:
         for k in ("t_freeze", "eps_h", "drop_noise_when_frozen"):
             auto.pop(k, None)
     sig["autonorm"] = auto
-    # selector options set to their defaults build the default model
-    opts = {k: v for k, v in (sig.get("norm_options") or {}).items() if (k, v) not in SELECTOR_DEFAULTS}
+    # ablation options set to their defaults build the default model
+    opts = {k: v for k, v in (sig.get("norm_options") or {}).items() if (k, v) not in NORM_OPTION_DEFAULTS}
     sig["norm_options"] = opts
     sig["built"] = {"norm": m.norm, "backbone": m.backbone, "freezes": freezes}
     return json.dumps(sig, sort_keys=True, default=str)
