@@ -80,7 +80,7 @@ def test_banner_and_sections(rendered):
                   "## Datasets", "## Ablations"):
         assert title in text, title
     assert "SPEC" not in text  # the report cites docs/method.md, never a file outside the repo
-    assert "docs/method.md section 8" in text
+    assert "docs/method.md section 8" in text  # 8.1-8.4
 
 
 def test_numbers_beside_paper_and_no_power_at_n2(rendered):
@@ -96,7 +96,7 @@ def test_numbers_beside_paper_and_no_power_at_n2(rendered):
     assert "98.25" in row and "1 diverged" in row and "98.82 ± 0.13" in row
     # n = 2 pairs: no p-value, a plain statement instead; the CI is clipped at 100 and marked
     assert "no power (n=2)" in row and not re.search(r"\| 0\.\d+ \|", row)
-    assert "[95.07, 100.00]*" in row and "clipped to the metric's valid range" in mnist
+    assert "[95.07, 100.00]*" in row and "interval clipped to the metric's valid range" in mnist
     assert "**No test has power here:**" in mnist and "11.5 times the sd" in mnist
     assert "+0.36" in row  # the paper's difference 99.18 - 98.82 beside ours
     cifar = _subsection(text, "### CIFAR-10")

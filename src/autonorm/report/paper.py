@@ -39,6 +39,8 @@ DOUBTFUL = {
         "is ~1.1-1.3 for a 97%-accurate tagger; 38-42 is near a uniform guess over 45 tags: "
         "not compared with ours",
 }
+#: where docs/method.md explains each of them
+DOUBTFUL_SECTION = {("energy_efficiency", "rmse"): "8.2", ("ptb_pos", "tag_perplexity"): "8.3"}
 PARAM_OVERHEAD_CLAIM = ("the paper claims the selectors add \"<1% parameters, <0.1% FLOPs\"; a "
                         "Linear(d, d/2)-GELU-Linear(d/2, 2) selector per sub-layer adds ~d^2 "
                         "parameters to a block of ~8 d^2 (+12.8% measured on the paper's "

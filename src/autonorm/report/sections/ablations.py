@@ -37,7 +37,8 @@ def ablations_section(ctx: ReportContext) -> str:
               "dataset and metric.", ""]
     for axis in dict.fromkeys(ab["axis"]):
         title, claim = ablation_claim(axis)
-        lines += [f"### {title} (axis `{axis}`)", "", f"The paper: {claim}", ""]
+        lines += [f"### {title} (axis `{axis}`)", "",
+                  f"The paper (docs/method.md section 7): {claim}", ""]
         aa = ab[ab.axis == axis]
         for (d, metric), g in aa.groupby(["dataset", "metric"], sort=False):
             arrow = "↑" if stats.higher_is_better(metric) else "↓"
@@ -67,7 +68,7 @@ def ablations_section(ctx: ReportContext) -> str:
                                 "Δ vs base", "p, raw (Holm)", "detectable Δ (80% power)", "note"],
                                rows), ""]
             if clipped:
-                lines += ["* interval clipped to the metric's valid range.", ""]
+                lines += ["Marked *: interval clipped to the metric's valid range.", ""]
         lines += _figure_link(ctx, axis)
     return "\n".join(lines)
 

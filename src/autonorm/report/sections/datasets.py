@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 
+from autonorm import stats
 from autonorm.report.context import ReportContext
 from autonorm.report.fmt import fmt, fnum, md_table, text
 
@@ -32,7 +33,10 @@ def baseline_text(ctx: ReportContext, d: str) -> str:
     if rows.empty:
         return ""
     name = text(rows["baseline"].iloc[0])
-    vals = ", ".join(f"{r.metric} {fmt(r.value)}" for r in rows.itertuples(index=False))
+    # the headline metrics only (accuracy / RMSE / perplexity); the rest is in baselines.csv
+    prim = rows[rows.metric.map(stats.metric_family) == "primary"]
+    vals = ", ".join(f"{r.metric} {fmt(r.value)}"
+                     for r in (prim if len(prim) else rows).itertuples(index=False))
     return f"{name}: {vals}"
 
 

@@ -71,12 +71,14 @@ def _ptb_checks(fin, h, final_h, last_ep, standin) -> list[list[str]]:
         early = fin[fin.layer < k]
         deep = fin[fin.layer >= n_l - k]
         mixed = bool(((early.w_dyt >= MIXED[0]) & (early.w_dyt <= MIXED[1])).all())
-        rows.append([f"early layers (blocks 0-{k - 1}) stay mixed",
+        early_s = "block 0" if k == 1 else f"blocks 0-{k - 1}"
+        deep_s = f"block {n_l - 1}" if k == 1 else f"blocks {n_l - k}-{n_l - 1}"
+        rows.append([f"early layers ({early_s}) stay mixed",
                      f"{MIXED[0]:.2f} <= w_DyT <= {MIXED[1]:.2f} (ours; the paper says "
                      "\"mixed\")",
                      f"final w_DyT {fmt(early.w_dyt.min(), 3)}-{fmt(early.w_dyt.max(), 3)}",
                      _verdict(mixed, standin)])
-        rows.append([f"deep layers (blocks {n_l - k}-{n_l - 1}) prefer DyT",
+        rows.append([f"deep layers ({deep_s}) prefer DyT",
                      f"w_DyT > {DYT_THRESHOLD} (paper)",
                      f"min w_DyT = {fmt(deep.w_dyt.min(), 3)}, mean {fmt(deep.w_dyt.mean(), 3)}",
                      _verdict(bool((deep.w_dyt > DYT_THRESHOLD).all()), standin)])

@@ -10,7 +10,8 @@ from autonorm import stats
 from autonorm.report.context import FAMILIES, ReportContext
 from autonorm.report.fmt import (decimals, fmt, fmt_ci, fmt_cost, fmt_diff, fmt_ms, fmt_p,
                                  fnum, md_table, pretty, text, truthy)
-from autonorm.report.paper import DOUBTFUL, PARAM_OVERHEAD_CLAIM, RANDOM_VS_AUTONORM
+from autonorm.report.paper import (DOUBTFUL, DOUBTFUL_SECTION, PARAM_OVERHEAD_CLAIM,
+                                   RANDOM_VS_AUTONORM)
 from autonorm.report.sections.datasets import baseline_text
 
 LATENCY_CAVEAT = ("Latency is measured once per run on whatever machine ran the job, often "
@@ -146,12 +147,12 @@ def primary_table(ctx: ReportContext, d: str, sd: pd.DataFrame, cmp_d: pd.DataFr
         notes.append(f"**No test has power here:** at most {max_n} paired seed(s) per "
                      f"comparison; {why}. The differences are descriptive only.")
     if clipped:
-        notes.append("* interval clipped to the metric's valid range (the t-interval of few "
-                     "seeds can reach past it).")
+        notes.append("Marked *: interval clipped to the metric's valid range (the t-interval "
+                     "of few seeds can reach past it).")
     for key in sorted(doubtful_used):
-        notes.append(f"† {DOUBTFUL[key]} (docs/method.md section 8).")
+        notes.append(f"† {DOUBTFUL[key]} (docs/method.md section {DOUBTFUL_SECTION[key]}).")
     if d == "cifar10" and not standin:
-        notes.append(f"Note: {RANDOM_VS_AUTONORM} (docs/method.md section 8).")
+        notes.append(f"Note: {RANDOM_VS_AUTONORM} (docs/method.md section 8.4).")
     pairs = sorted({(m, ctx.same_run_as(d, m)) for m in prim["method"] if ctx.same_run_as(d, m)})
     seen = set()
     for a, b in pairs:
@@ -235,7 +236,7 @@ def cost_section(ctx: ReportContext) -> str:
         lines += ["Selector overhead against the same backbone with static LN (frozen_ln), mean "
                   "over seeds:", "", md_table(["dataset", "method", "params", "FLOPs / sample"],
                                              rows), "",
-                  f"Beside the paper: {PARAM_OVERHEAD_CLAIM} (docs/method.md section 8). Compare "
+                  f"Beside the paper: {PARAM_OVERHEAD_CLAIM} (docs/method.md section 8.1). Compare "
                   "the params column with \"<1%\", not with each other.", ""]
     if (cost.metric == "latency_ms_per_batch").any():
         lines += [LATENCY_CAVEAT, ""]
@@ -322,7 +323,7 @@ def glance_section(ctx: ReportContext) -> str:
                        "p (Holm)", "detectable Δ (80% power)", "paper Δ", "trivial baseline",
                        "at or below trivial", "best of ours"], rows), ""]
     for key in sorted(doubtful):
-        lines += [f"† {DOUBTFUL[key]} (docs/method.md section 8).", ""]
+        lines += [f"† {DOUBTFUL[key]} (docs/method.md section {DOUBTFUL_SECTION[key]}).", ""]
     return "\n".join(lines)
 
 
@@ -333,7 +334,7 @@ def dataset_section(ctx: ReportContext, d: str) -> str:
     meta = ctx.dataset_meta(d)
     facts = []
     if text(meta.get("description")):
-        facts.append(text(meta.get("description")))
+        facts.append(text(meta.get("description")).rstrip(". "))
     bl = baseline_text(ctx, d)
     if bl:
         facts.append(f"trivial baseline: {bl}")

@@ -45,6 +45,14 @@ def freeze_section(ctx: ReportContext) -> str:
                          "yes" if froze else "no", fmt(r.epoch, 0) if froze else "–",
                          fmt(h, 3), fmt(r.t_freeze, 0), fmt(r.eps_h), why])
         lines.append(f"- {ctx.label(d)}: froze in {n_froze} of {len(fd)} seeds")
+    runs = ctx.runs
+    if not runs.empty and "same_run_as" in runs:
+        dup = runs[(runs.method == ref) & runs.same_run_as.map(lambda v: bool(text(v)))]
+        for d in dict.fromkeys(dup["dataset"]):
+            if d not in set(fz["dataset"]):
+                other = text(dup.loc[dup.dataset == d, "same_run_as"].iloc[0])
+                lines.append(f"- {ctx.label(d)}: no freeze record: {ref} is the same training "
+                             f"as {other} here (nothing freezes on this family)")
     lines += ["", md_table(["dataset", "seed", "freeze enabled", "froze", "epoch",
                             "H at decision", "T_freeze", "eps_H", "why"], rows), ""]
     return "\n".join(lines)
@@ -62,8 +70,12 @@ def runs_section(ctx: ReportContext) -> str:
     summary = ", ".join(f"{int((runs.status == c).sum())} {c}" for c in RUN_STATES)
     lines += [f"{len(runs)} expected runs: {summary}. Diverged, missing and stale runs "
               "contribute no number to any table (n counts ok runs only).", ""]
-    rows = [[d, m, *(int(r[c]) for c in RUN_STATES)] for (d, m), r in counts.iterrows()]
-    lines += [md_table(["dataset", "method", *RUN_STATES], rows), ""]
+    # per dataset x method only where something is not ok (a full grid is long and all "ok")
+    rows = [[d, m, *(int(r[c]) for c in RUN_STATES)] for (d, m), r in counts.iterrows()
+            if sum(int(r[c]) for c in RUN_STATES if c != "ok")]
+    if rows:
+        lines += ["Dataset x method with a run that is not ok:", "",
+                  md_table(["dataset", "method", *RUN_STATES], rows), ""]
     bad = runs[runs.status != "ok"]
     if bad.empty:
         lines += ["No missing, diverged or stale runs.", ""]
