@@ -1,5 +1,9 @@
 """Text encoder: token embedding + learned positions, padding-masked attention.
 
+The key padding mask also reaches every norm, so gates that read a token-mean
+(the selectors, FiLM) average over real tokens only: a sentence's outputs do not
+depend on how much padding follows it (tests/test_padding.py).
+
 ``task="token_classification"`` gives per-token tag logits (POS tagging);
 ``task="sequence_classification"`` pools (mean over real tokens, or a CLS token).
 """
