@@ -21,6 +21,7 @@ import yaml
 from autonorm.config import ConfigError, check_config, load_config, resolve_run_config
 from autonorm.distill import DistillationError, Distiller, distillation_loss, kd_divergence
 from autonorm.models import build_model
+from autonorm.provenance import run_config_hash
 from autonorm.variants import (active_variants, same_runs, training_signature, variant_datasets,
                                write_same_run_eval)
 from core_fixtures import TINY_MODEL, make_processed, run_config
@@ -74,14 +75,14 @@ def test_kd_divergence_counts_labelled_tokens_only():
 
 
 # --------------------------------------------------------------------------- Distiller
-def _fake_teacher_run(run_dir: Path, data_dir: Path, status="ok"):
+def _fake_teacher_run(run_dir: Path, data_dir: Path, status="ok", config_hash="abc"):
     meta = json.loads((data_dir / "meta.json").read_text())
     torch.manual_seed(5)
     teacher = build_model(meta, "teacher_mlp", TINY_MODEL)
     run_dir.mkdir(parents=True)
     (run_dir / "config.json").write_text(json.dumps({"method": "teacher_mlp", "model": TINY_MODEL}))
     torch.save(teacher.state_dict(), run_dir / "model.pt")
-    (run_dir / "metrics.json").write_text(json.dumps({"status": status}))
+    (run_dir / "metrics.json").write_text(json.dumps({"status": status, "config_hash": config_hash}))
     return meta, teacher
 
 
@@ -112,6 +113,12 @@ def test_distiller_refuses_a_missing_or_failed_teacher(tmp_path):
     cfg["distill"]["teacher_run_dir"] = str(tmp_path / "bad")
     with pytest.raises(DistillationError, match="status 'diverged'"):
         Distiller.from_run_config(cfg, meta, torch.device("cpu"))
+    _fake_teacher_run(tmp_path / "stale", data, config_hash="old")
+    cfg["distill"].update(teacher_run_dir=str(tmp_path / "stale"), teacher_config_hash="new")
+    with pytest.raises(DistillationError, match="config hash 'old', this student expects 'new'"):
+        Distiller.from_run_config(cfg, meta, torch.device("cpu"))
+    cfg["distill"]["teacher_config_hash"] = "old"
+    assert Distiller.from_run_config(cfg, meta, torch.device("cpu")) is not None
 
 
 @pytest.mark.parametrize("task", ["image_classification", "token_classification"])
@@ -154,8 +161,13 @@ def test_variant_run_config_is_its_base_plus_overrides():
     g3 = resolve_run_config(cfg, "ptb_pos", "gate_3", 1)
     assert g3["method"] == "autonorm_s" and g3["variant"]["axis"] == "gate3" and g3["norm_options"]["gates"] == 3
     d = resolve_run_config(cfg, "cifar10", "distill", 4)
+    teacher_hash = run_config_hash(resolve_run_config(cfg, "cifar10", "teacher_mlp", 4))
     assert d["distill"] == {"temperature": 4.0, "weight": 0.5, "teacher": "teacher_mlp",
-                            "teacher_run_dir": "results/ablations/runs/cifar10/teacher_mlp/seed4"}
+                            "teacher_run_dir": "results/ablations/runs/cifar10/teacher_mlp/seed4",
+                            "teacher_config_hash": teacher_hash}
+    # a teacher trained with other settings is another student
+    other = _with(cfg, dataset_config__cifar10__model__mlp_hidden=[64])
+    assert resolve_run_config(other, "cifar10", "distill", 4)["distill"]["teacher_config_hash"] != teacher_hash
     # the model a variant builds carries its options
     meta = {"task": "token_classification", "vocab_size": 12, "pad_id": 0, "max_len": 6, "num_tags": 4}
     model = build_model(meta, lin["method"], TINY_MODEL, lin["norm_options"])

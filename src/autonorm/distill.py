@@ -74,9 +74,14 @@ class Distiller:
         if not metrics.exists() or not (run_dir / "model.pt").exists():
             raise DistillationError(f"teacher run {run_dir} has no trained model (metrics.json, model.pt); "
                                     f"train it first (the workflow does: its status.json is an input)")
-        status = json.loads(metrics.read_text()).get("status")
-        if status != "ok":
-            raise DistillationError(f"teacher run {run_dir} ended with status {status!r}, not 'ok'")
+        recorded = json.loads(metrics.read_text())
+        if recorded.get("status") != "ok":
+            raise DistillationError(f"teacher run {run_dir} ended with status {recorded.get('status')!r}, not 'ok'")
+        expected = dcfg.get("teacher_config_hash")
+        if expected and recorded.get("config_hash") != expected:
+            raise DistillationError(f"teacher run {run_dir} was trained with config hash "
+                                    f"{recorded.get('config_hash')!r}, this student expects {expected!r}: "
+                                    f"retrain the teacher with the current config first")
         with torch.random.fork_rng(devices=[]):  # building the teacher leaves the student's random stream as it was
             teacher = load_trained_model(run_dir, meta, device)
         return cls(teacher, dcfg["temperature"], dcfg["weight"], meta["task"])

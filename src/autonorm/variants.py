@@ -79,10 +79,16 @@ def resolve_variant_run_config(cfg: dict, dataset: str, name: str, seed: int) ->
     run["out_dir"] = f"{res}/runs/{dataset}/{name}/seed{seed}"
     run["variant"] = {"name": name, "base": v["base"], "axis": v["axis"], "value": v.get("value")}
     if "distill" in v:
+        from .provenance import run_config_hash
+
         teacher = v["distill"].get("teacher", DEFAULT_TEACHER)
+        # The teacher's identity is part of the student's: a teacher trained with other settings
+        # changes the student's config (so its job and its checkpoint are not reused), and the
+        # trainer refuses a teacher folder whose recorded hash is not this one.
         run["distill"] = {"temperature": float(v["distill"]["temperature"]),
                           "weight": float(v["distill"]["weight"]), "teacher": teacher,
-                          "teacher_run_dir": f"{res}/runs/{dataset}/{teacher}/seed{seed}"}
+                          "teacher_run_dir": f"{res}/runs/{dataset}/{teacher}/seed{seed}",
+                          "teacher_config_hash": run_config_hash(resolve_run_config(cfg, dataset, teacher, seed))}
     return run
 
 
