@@ -137,7 +137,7 @@ def test_mechanism_checks_stated_as_measured(rendered):
 def test_freeze_rule_in_words_and_runs(rendered):
     text, _ = rendered
     fz = _section(text, "## Freeze record")
-    assert "smoke_shapes32 (stand-in for CIFAR-10): froze in 3 of 3 seeds" in fz
+    assert "smoke_shapes32 (stand-in for CIFAR-10 (+C)): froze in 3 of 3 seeds" in fz
     assert "MNIST: froze in 0 of 3 seeds" in fz
     assert "if the mean gate entropy H on the validation set is **not below** eps_H" in fz
     assert "H = 0.200 ≥ eps_H 0.1 at epoch 3" in fz and "gates already decided" in fz

@@ -364,15 +364,19 @@ def fig_wdyt_heatmap(gates: pd.DataFrame, methods: Sequence[str] = GATED_METHODS
                                              str(layer_of.loc[s, "sublayer"])))
     mat = mat.loc[order]
     nrows, ncols = mat.shape
-    # sized from the counts: every row and column gets room for a readable value
-    fig, ax = plt.subplots(figsize=(2.8 + 0.85 * ncols, 1.9 + 0.3 * nrows))
+    # sized from the counts: every row and column gets room for a readable value, and the
+    # vertical column labels get their own room below (7 pt text is ~0.06 in per character)
+    label_in = 0.06 * max(len(str(c)) for c in mat.columns) + 0.5
+    width = 2.0 + 0.06 * max(len(str(r)) for r in mat.index) + max(0.85 * ncols, 2.5)
+    fig, ax = plt.subplots(figsize=(width, 1.0 + max(0.32 * nrows, 1.6) + label_in))
     ax.set_facecolor("#dddddd")  # selectors a model does not have (shallower family)
     annot_size = 7 if ncols <= 24 else 5
     try:
         import seaborn as sns
 
         sns.heatmap(mat, ax=ax, vmin=0, vmax=1, cmap="viridis", annot=True, fmt=".2f",
-                    annot_kws={"fontsize": annot_size}, cbar_kws={"label": "w_DyT", "shrink": 0.6},
+                    annot_kws={"fontsize": annot_size},
+                    cbar_kws={"label": "w_DyT", "shrink": 0.6 if nrows > 8 else 1.0},
                     mask=mat.isna(), linewidths=0.4, linecolor="white")
     except ImportError:  # pragma: no cover
         im = ax.imshow(mat.to_numpy(float), vmin=0, vmax=1, aspect="auto")
@@ -384,7 +388,7 @@ def fig_wdyt_heatmap(gates: pd.DataFrame, methods: Sequence[str] = GATED_METHODS
     ax.set_xticklabels(list(mat.columns), rotation=90, fontsize=7)
     ax.grid(False)
     ax.set_xlabel("dataset / method")
-    ax.set_ylabel("selector (block.sublayer)")
+    ax.set_ylabel("selector")
     ax.set_title(title + ("\ngrey: the model of that dataset has no such selector"
                           if mat.isna().any().any() else ""), fontsize=9)
     fig.tight_layout()

@@ -10,7 +10,7 @@ import pandas as pd
 
 from autonorm.io_utils import read_table
 from autonorm.report.fmt import pretty, text, truthy
-from autonorm.report.paper import STANDIN_FOR
+from autonorm.report.paper import STANDIN_LABEL
 
 DEFAULT_REFERENCE_METHOD = "autonorm_s"
 FAMILIES = ("vision", "nlp", "tabular")
@@ -88,8 +88,8 @@ class ReportContext:
     def label(self, d: str) -> str:
         """How a dataset is named everywhere in the report (one form per dataset)."""
         if self.standin(d):
-            tgt = STANDIN_FOR.get(d)
-            return f"{d} (stand-in{' for ' + pretty(tgt) if tgt else ''})"
+            tgt = STANDIN_LABEL.get(d)
+            return f"{d} (stand-in{' for ' + tgt if tgt else ''})"
         return pretty(d)
 
     def dataset_meta(self, d: str) -> dict:
