@@ -15,7 +15,9 @@ from autonorm.report.sections.figures import figures_section
 from autonorm.report.sections.header import banner, how_to_read, stale_warning, title
 from autonorm.report.sections.mechanism import mechanism_section
 from autonorm.report.sections.provenance import provenance_section, stats_notes
-from autonorm.report.sections.results import cost_section, glance_section, results_section
+from autonorm.report.sections.cost import cost_section
+from autonorm.report.sections.glance import glance_section
+from autonorm.report.sections.results import results_section
 from autonorm.report.sections.robustness import robustness_section
 from autonorm.report.sections.runs import freeze_section, runs_section
 

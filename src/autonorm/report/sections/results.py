@@ -9,9 +9,8 @@ import pandas as pd
 from autonorm import stats
 from autonorm.report.context import FAMILIES, ReportContext
 from autonorm.report.fmt import (decimals, fmt, fmt_ci, fmt_cost, fmt_diff, fmt_ms, fmt_p,
-                                 fnum, md_table, pretty, text, truthy)
-from autonorm.report.paper import (DOUBTFUL, DOUBTFUL_SECTION, PARAM_OVERHEAD_CLAIM,
-                                   RANDOM_VS_AUTONORM)
+                                 fnum, md_table, text, truthy)
+from autonorm.report.paper import DOUBTFUL, DOUBTFUL_SECTION, RANDOM_VS_AUTONORM
 from autonorm.report.sections.datasets import baseline_text
 
 LATENCY_CAVEAT = ("Latency is measured once per run on whatever machine ran the job, often "
@@ -212,37 +211,6 @@ def cost_table(ctx: ReportContext, d: str, sd: pd.DataFrame) -> list[str]:
     return ["Cost (mean over seeds):", "", md_table(headers, rows), ""]
 
 
-def cost_section(ctx: ReportContext) -> str:
-    """The selector overhead over all datasets beside the paper's claim, and the latency caveat."""
-    s = ctx.summary
-    if s.empty:
-        return ""
-    cost = s[(s.metric_family == "cost") & (s.dataset == s.source_dataset)]
-    if cost.empty:
-        return ""
-    rows = []
-    for d in dict.fromkeys(cost["dataset"]):
-        idx = cost[cost.dataset == d].set_index(["method", "metric"])["mean"]
-        for m in ("autonorm_s", "autonorm", "autonorm3"):
-            cells = []
-            for metric in ("params", "flops_per_sample"):
-                a, b = idx.get((m, metric)), idx.get(("frozen_ln", metric))
-                ok = a is not None and b is not None and math.isfinite(fnum(a)) and fnum(b)
-                cells.append(f"{100 * (fnum(a) / fnum(b) - 1):+.2f}%" if ok else None)
-            if any(cells):
-                rows.append([ctx.label(d), m] + [c or "–" for c in cells])
-    lines = ["## Cost", ""]
-    if rows:
-        lines += ["Selector overhead against the same backbone with static LN (frozen_ln), mean "
-                  "over seeds:", "", md_table(["dataset", "method", "params", "FLOPs / sample"],
-                                             rows), "",
-                  f"Beside the paper: {PARAM_OVERHEAD_CLAIM} (docs/method.md section 8.1). Compare "
-                  "the params column with \"<1%\", not with each other.", ""]
-    if (cost.metric == "latency_ms_per_batch").any():
-        lines += [LATENCY_CAVEAT, ""]
-    return "\n".join(lines)
-
-
 def paired_detail(ctx: ReportContext, cmp_d: pd.DataFrame) -> list[str]:
     """All primary-family tests with t, p, d_z, Wilcoxon - only when some test has power."""
     if cmp_d.empty:
@@ -260,71 +228,6 @@ def paired_detail(ctx: ReportContext, cmp_d: pd.DataFrame) -> list[str]:
             f"{m_holm} primary-metric tests of this dataset):", "",
             md_table(["metric", "difference", "n", "mean diff", "sd of diffs", "t", "p",
                       "p (Holm)", "d_z", "Wilcoxon p", "note"], rows), ""]
-
-
-def glance_section(ctx: ReportContext) -> str:
-    """One row per dataset: the reference against static LN (the paper's main comparison),
-    with power, the paper's difference, the trivial baseline and our best method."""
-    summary, comp = ctx.summary, ctx.comparisons
-    ref = ctx.reference_method
-    if summary.empty:
-        return ""
-    rows, doubtful = [], set()
-    main = summary[(summary.metric_family == "primary") & (summary.dataset == summary.source_dataset)]
-    for d in dict.fromkeys(main["dataset"]):
-        sd = main[main.dataset == d]
-        metric = next((m for m in ("accuracy", "rmse", "tag_perplexity") if m in set(sd.metric)),
-                      None)
-        if metric is None:
-            continue
-        sm = sd[sd.metric == metric].set_index("method")
-        hib = stats.higher_is_better(metric)
-        arrow = "↑" if hib else "↓"
-        r_ref = sm.loc[ref] if ref in sm.index else None
-        other = "frozen_ln" if "frozen_ln" in sm.index else None
-        c = None
-        if other is not None and not comp.empty:
-            cc = comp[(comp.dataset == d) & (comp.metric == metric) & (comp.method_b == other)]
-            c = cc.iloc[0] if len(cc) else None
-        have = sm[sm["n"] > 0]
-        have = have.loc[sorted(have.index, key=lambda m: m != ref)]  # ties go to the reference
-        best = (have["mean"].idxmax() if hib else have["mean"].idxmin()) if len(have) else "–"
-        bl = "–"
-        if r_ref is not None and math.isfinite(fnum(r_ref.get("baseline_value"))):
-            bl = fmt(r_ref["baseline_value"])
-        flagged = [m for m, r in sm.iterrows() if truthy(r.get("at_or_below_baseline"))]
-        delta = p = mdd = pdiff = "–"
-        n = "0"
-        if c is not None:
-            n = str(int(fnum(c["n"]) or 0))
-            delta = fmt_diff(c["mean_diff"], c["mean_a"])
-            if int(fnum(c["n"]) or 0) < stats.MIN_N_POWER:
-                p = mdd = "no power (n<3)"
-            else:
-                p = fmt_p(c["p_holm"]) if math.isfinite(fnum(c["p_holm"])) else "no test"
-                mdd = fmt_mdd(c["mdd80"], c["mean_a"])
-            if not ctx.standin(d):
-                if (d, metric) in DOUBTFUL:
-                    pdiff = "† not comparable"
-                    doubtful.add((d, metric))
-                else:
-                    pdiff = fmt_diff(c.get("paper_diff"), c["mean_a"])
-        rows.append([ctx.label(d), f"{metric} {arrow}", n,
-                     _ours(r_ref) if r_ref is not None else "–",
-                     _ours(sm.loc[other]) if other else "–", delta, p, mdd, pdiff, bl,
-                     ", ".join(f"**{m}**" for m in flagged) or "none", best])
-    if not rows:
-        return ""
-    lines = ["## At a glance", "",
-             f"{ref} against frozen_ln (static LN, the paper's \"Disable Selector\") on each "
-             "dataset's primary metric; every method and metric follows in the family "
-             "sections.", "",
-             md_table(["dataset", "metric", "n pairs", ref, "frozen_ln", f"Δ ({ref} − frozen_ln)",
-                       "p (Holm)", "detectable Δ (80% power)", "paper Δ", "trivial baseline",
-                       "at or below trivial", "best of ours"], rows), ""]
-    for key in sorted(doubtful):
-        lines += [f"† {DOUBTFUL[key]} (docs/method.md section {DOUBTFUL_SECTION[key]}).", ""]
-    return "\n".join(lines)
 
 
 def dataset_section(ctx: ReportContext, d: str) -> str:
@@ -372,5 +275,3 @@ def results_section(ctx: ReportContext) -> str:
             parts += [dataset_section(ctx, d), ""]
     return "\n".join(parts)
 
-
-__all__ = ["results_section", "dataset_section", "pretty", "decimals"]
