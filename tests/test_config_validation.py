@@ -48,6 +48,8 @@ MALFORMED = [
     ("results_dir under a regular file", PAPER, {"results_dir": REGULAR_FILE}, "results_dir"),
     ("raw_dir under a regular file", PAPER, {"raw_dir": REGULAR_FILE}, "raw_dir"),
     ("report_name with a slash", PAPER, {"report_name": "a/b"}, "report_name"),
+    ("raw_from of an unknown dataset", PAPER, {"raw_from": {"imagenet": "/tmp"}}, "raw_from"),
+    ("raw_from not a folder", PAPER, {"raw_from": {"mnist": REGULAR_FILE}}, "raw_from.mnist"),
     ("unknown dataset", PAPER, {"datasets": ["mnist", "imagenet"]}, "datasets[1]"),
     ("datasets empty", PAPER, {"datasets": []}, "datasets"),
     ("datasets a string", PAPER, {"datasets": "mnist"}, "datasets"),
@@ -155,7 +157,9 @@ def test_the_table_is_large():
 def test_malformed_config_is_rejected_naming_the_key(tmp_path, case, base, edits, key):
     blocker = tmp_path / "a_file"
     blocker.write_text("not a folder")
-    edits = {k: (str(blocker / "sub") if v == REGULAR_FILE else v) for k, v in edits.items()}
+    edits = {k: (str(blocker / "sub") if v == REGULAR_FILE else
+                 {d: str(blocker) for d in v} if isinstance(v, dict) and REGULAR_FILE in v.values() else v)
+             for k, v in edits.items()}
     cfg = edited(base, edits)
     with pytest.raises(ConfigError) as err:
         check_config(cfg, check_device=True, cuda_available=False)

@@ -116,6 +116,11 @@ def test_smoke_dag_end_to_end(smoke_run):
     assert freeze["enabled"] and freeze["entropy_at_decision"] is not None
     log = (res / "logs" / "train" / "smoke_digits" / "autonorm_s" / "seed0.log").read_text()
     assert "epoch 6/6" in log
+    attempts = (res / "logs" / "train" / "smoke_digits" / "autonorm_s" / "seed0.attempts.log").read_text()
+    assert attempts.count("=== attempt started") == 1 and "epoch 6/6" in attempts
+    grid = json.loads((res / "tables" / "grid.json").read_text())
+    assert grid["datasets"] == sorted(["smoke_digits", "smoke_shapes32", "smoke_pos", "smoke_sentiment",
+                                       "smoke_diabetes"]) and grid["seeds"] == [0, 1]
 
 
 @pytest.mark.slow

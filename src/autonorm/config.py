@@ -187,6 +187,9 @@ def _cross_key_problems(cfg: dict) -> list[str]:
         blocker = _first_existing_ancestor_file(Path(value))
         if blocker is not None:
             add(f"config key {key}: {value!r} cannot be a folder: {str(blocker)!r} is a regular file")
+    for d, src in (cfg.get("raw_from") or {}).items():
+        if not Path(src).is_dir():
+            add(f"config key raw_from.{d}: {src!r} is not a folder (the download step copies {d}'s files from it)")
     if problems:
         return problems  # the per-run checks below assume the blocks they read exist
 
