@@ -273,3 +273,15 @@ def test_snakemake_report_captions_exist():
     for stem in list(figures.FIGURE_STEMS) + ["report"]:
         rst = repo / "workflow" / "report" / f"{stem}.rst"
         assert rst.is_file() and len(rst.read_text().split()) > 30, stem
+
+
+def test_split_description_checked_against_sizes():
+    """A stated split that the sizes contradict is flagged (issue: '70/10/20' with 65/15/20)."""
+    from autonorm.report.sections.datasets import split_mismatch
+
+    bad = split_mismatch({"n_train": 1170, "n_val": 270, "n_test": 360,
+                          "split_note": "seeded 70/10/20 split"})
+    assert bad == "**the split note says 70/10/20, the sizes are 65/15/20**"
+    assert split_mismatch({"n_train": 1258, "n_val": 180, "n_test": 359,
+                           "split_note": "seeded 70/10/20 split"}) == ""
+    assert split_mismatch({"n_train": 10, "n_val": 1, "n_test": 1, "split_note": "official"}) == ""

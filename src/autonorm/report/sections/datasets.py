@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 from autonorm import stats
 from autonorm.report.context import ReportContext
@@ -23,6 +24,25 @@ def _sizes(r: dict) -> str:
     total = sum(vals)
     pct = "/".join(f"{100 * v / total:.0f}" for v in vals) if total else ""
     return f"{int(vals[0]):,} / {int(vals[1]):,} / {int(vals[2]):,} ({pct}%)"
+
+
+_SPLIT_RE = re.compile(r"(\d{1,2})\s*/\s*(\d{1,2})\s*/\s*(\d{1,2})\b")
+
+
+def split_mismatch(r: dict) -> str:
+    """A warning when the split the description states is not the split the sizes show."""
+    vals = [fnum(r.get(k)) for k in ("n_train", "n_val", "n_test")]
+    if not all(math.isfinite(v) for v in vals) or not sum(vals):
+        return ""
+    actual = [100 * v / sum(vals) for v in vals]
+    for field in ("split_note", "description"):
+        m = _SPLIT_RE.search(text(r.get(field)))
+        if m:
+            said = [int(g) for g in m.groups()]
+            if sum(said) == 100 and max(abs(a - b) for a, b in zip(said, actual)) > 1.5:
+                return (f"**the {field.replace('_', ' ')} says {'/'.join(map(str, said))}, the "
+                        f"sizes are {'/'.join(f'{a:.0f}' for a in actual)}**")
+    return ""
 
 
 def baseline_text(ctx: ReportContext, d: str) -> str:
@@ -56,7 +76,11 @@ def datasets_section(ctx: ReportContext) -> str:
         prov = PROVENANCE_WORDS.get(status, status)
         if nfiles:
             prov += f"; {int(fnum(r.get('n_files_verified')))} of {nfiles} files verified"
-        rows.append([ctx.label(d), text(r.get("description")) or "–", _sizes(r),
+        sizes = _sizes(r)
+        warn = split_mismatch(r)
+        if warn:
+            sizes += f" — {warn}"
+        rows.append([ctx.label(d), text(r.get("description")) or "–", sizes,
                      text(r.get("split_note")) or "–", prov, baseline_text(ctx, d) or "–"])
         if text(r.get("provenance_note")):
             notes.append(f"- {d}: {text(r.get('provenance_note'))}")
