@@ -285,3 +285,23 @@ def test_split_description_checked_against_sizes():
     assert split_mismatch({"n_train": 1258, "n_val": 180, "n_test": 359,
                            "split_note": "seeded 70/10/20 split"}) == ""
     assert split_mismatch({"n_train": 10, "n_val": 1, "n_test": 1, "split_note": "official"}) == ""
+
+
+def test_tables_of_an_older_aggregate_still_render(tmp_path):
+    """summary/comparisons/runs without the new columns (older results): a report, no crash."""
+    import pandas as pd
+
+    root = build_results(tmp_path / "r")
+    run_aggregate(root)
+    old = tmp_path / "old"
+    old.mkdir()
+    keep = {"summary.csv": 18, "comparisons.csv": 19, "runs.csv": 12}
+    for name in ("summary.csv", "comparisons.csv", "runs.csv", "gates.csv", "history.csv",
+                 "freeze.csv", "corruptions.csv"):
+        df = pd.read_csv(root / "tables" / name)
+        if name in keep:
+            df = df.iloc[:, :keep[name]]
+        df.to_csv(old / name, index=False)
+    text = report.build_report(old, None, tmp_path / "report.md")
+    assert "### MNIST" in text and "no power (n=2)" in text
+    assert "datasets.csv is absent or empty" in text

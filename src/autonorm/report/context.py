@@ -18,6 +18,21 @@ TABLE_FILES = ("summary", "comparisons", "runs", "gates", "history", "freeze", "
                "datasets", "baselines", "ablations")
 
 
+def _with_columns(name: str, df: pd.DataFrame) -> pd.DataFrame:
+    """Add the columns a tables folder from an older aggregate lacks (as empty cells), so
+    the sections read one schema; an empty table stays empty."""
+    from autonorm import aggregate
+
+    cols = {"summary": aggregate.SUMMARY_COLUMNS, "comparisons": aggregate.COMPARISON_COLUMNS,
+            "runs": aggregate.RUNS_COLUMNS}.get(name)
+    if cols is None or df.empty:
+        return df
+    for c in cols:
+        if c not in df:
+            df[c] = float("nan")
+    return df
+
+
 @dataclass
 class ReportContext:
     """The aggregate tables plus the report's inputs.
@@ -39,7 +54,7 @@ class ReportContext:
     def load(cls, tables: str | Path, out: str | Path, figures_dir: str | Path | None = None,
              config_json: str | None = None,
              provenance_from: str | Path | None = None) -> "ReportContext":
-        t = {name: read_table(tables, f"{name}.csv") for name in TABLE_FILES}
+        t = {name: _with_columns(name, read_table(tables, f"{name}.csv")) for name in TABLE_FILES}
         cfg: dict = {}
         if config_json:
             try:
