@@ -115,14 +115,16 @@ class ReportContext:
         return r.iloc[0].to_dict() if len(r) else {}
 
     def same_run_as(self, d: str, m: str) -> str:
+        """The main-table method (not an ablation variant) that is the same training as ``m``."""
         runs = self.runs
         if runs.empty or "same_run_as" not in runs:
             return ""
+        main = set(self.summary["method"]) if not self.summary.empty else set()
         r = runs[(runs.dataset == d) & (runs.method == m)]
-        vals = [text(v) for v in r["same_run_as"] if text(v)]
+        vals = [text(v) for v in r["same_run_as"] if text(v) and text(v) in main]
         if vals:
             return vals[0]
-        back = runs[(runs.dataset == d) & (runs.same_run_as == m)]
+        back = runs[(runs.dataset == d) & (runs.same_run_as == m) & runs.method.isin(main)]
         return str(back["method"].iloc[0]) if len(back) else ""
 
     def model_sizes(self) -> dict[str, str]:

@@ -158,9 +158,11 @@ def primary_table(ctx: ReportContext, d: str, sd: pd.DataFrame, cmp_d: pd.DataFr
         if frozenset((a, b)) in seen:
             continue
         seen.add(frozenset((a, b)))
-        notes.append(f"{a} and {b} are the same training runs on this dataset (AutoNorm-S "
-                     "does not freeze here, so it is AutoNorm): identical rows, no test between "
-                     "them.")
+        why = ("AutoNorm-S does not freeze here, so it is AutoNorm"
+               if {a, b} == {"autonorm", "autonorm_s"} else
+               "their run configs resolve to the same training")
+        notes.append(f"{a} and {b} are the same training runs on this dataset ({why}): "
+                     "identical rows, no test between them.")
     for nline in notes:
         lines += [nline, ""]
     return lines
@@ -196,16 +198,19 @@ def cost_table(ctx: ReportContext, d: str, sd: pd.DataFrame) -> list[str]:
             return idx.loc[(m, metric), col] if (m, metric) in idx.index else math.nan
         params, flops = fnum(get("params")), fnum(get("flops_per_sample"))
         over_p = (f"{100 * (params / base_params - 1):+.1f}%"
-                  if math.isfinite(params) and base_params else "–")
+                  if math.isfinite(params) and math.isfinite(base_params) and base_params else "–")
         over_f = (f"{100 * (flops / base_flops - 1):+.2f}%"
-                  if math.isfinite(flops) and base_flops else "–")
+                  if math.isfinite(flops) and math.isfinite(base_flops) and base_flops else "–")
         row = [m, fmt_cost("params", params), over_p, fmt_cost("flops_per_sample", flops), over_f]
+        if not math.isfinite(base_params):  # no static-LN run to compare with
+            row = [row[0], row[1], row[3]]
         if has_latency:
             lat = fnum(get("latency_ms_per_batch"))
             lat_sd = fnum(get("latency_ms_per_batch", "std"))
             row.append(fmt_ms(lat, lat_sd) if math.isfinite(lat) else "–")
         rows.append(row)
-    headers = ["method", "params", "vs frozen_ln", "FLOPs / sample", "vs frozen_ln"]
+    headers = (["method", "params", "vs frozen_ln", "FLOPs / sample", "vs frozen_ln"]
+               if math.isfinite(base_params) else ["method", "params", "FLOPs / sample"])
     if has_latency:
         headers.append("latency ms / batch (mean ± sd; noisy, see Cost)")
     return ["Cost (mean over seeds):", "", md_table(headers, rows), ""]
