@@ -104,3 +104,38 @@ def test_selector_and_film_read_real_tokens_only():
     gamma, beta = film.film(x[0, :3].mean(0)).chunk(2)
     expected = torch.nn.functional.layer_norm(x[0], (8,)) * (1 + gamma) + beta
     torch.testing.assert_close(film(x, mask=mask)[0], expected)
+
+
+def test_trim_padding_drops_only_all_padding_columns():
+    from autonorm.tasks import Task
+    x = _padded(SENTENCES, MAX_LEN)
+    y_tags = torch.where(x != 0, x % 5, torch.full_like(x, -100))
+    task = Task(_meta("token_classification"), {}, torch.device("cpu"))
+    xt, yt = task.trim_padding(x, y_tags)
+    assert xt.shape == (3, 9) and yt.shape == (3, 9)  # the longest sentence has 9 tokens
+    assert torch.equal(xt, x[:, :9]) and torch.equal(yt, y_tags[:, :9])
+    labels = torch.tensor([0, 2, 1])
+    task = Task(_meta("sequence_classification"), {}, torch.device("cpu"))
+    xt, yt = task.trim_padding(x, labels)
+    assert xt.shape == (3, 9) and torch.equal(yt, labels)  # sentence labels are not trimmed
+    image_task = Task({"task": "regression", "y_mean": 0.0, "y_std": 1.0}, {}, torch.device("cpu"))
+    feats = torch.zeros(3, 40)
+    assert image_task.trim_padding(feats, labels)[0] is feats  # only token tasks are trimmed
+
+
+@pytest.mark.parametrize("task_kind", ["token_classification", "sequence_classification"])
+def test_eval_metrics_do_not_depend_on_padding_width(task_kind):
+    """run_eval trims each batch and pads tag outputs back: the same sentences padded to 10 and to
+    40 columns give the same loss and metrics."""
+    from autonorm.tasks import Task, run_eval
+    model = _perturbed_model(task_kind, "autonorm").float()
+    task = Task(_meta(task_kind), {}, torch.device("cpu"))
+    results = []
+    for length in (10, MAX_LEN):
+        x = _padded(SENTENCES, length)
+        y = (torch.where(x != 0, x % 5, torch.full_like(x, -100)) if task_kind == "token_classification"
+             else torch.tensor([0, 2, 1]))
+        results.append(run_eval(model, task, x, y, batch_size=2))
+    (loss_a, metrics_a, _), (loss_b, metrics_b, _) = results
+    assert loss_a == pytest.approx(loss_b, abs=1e-5)
+    assert metrics_a == pytest.approx(metrics_b, abs=1e-4)

@@ -163,7 +163,8 @@ def _train(cfg: dict, stop_after_epochs: int | None) -> dict | None:
         loss_sum = torch.zeros((), device=device)
         for b in range(steps_per_epoch):
             idx = perm[b * bs:(b + 1) * bs]
-            xb, yb = task.augment(task.inputs(x_tr[idx]), y_tr[idx], gen, rng)
+            xb, yb = task.trim_padding(x_tr[idx], y_tr[idx])
+            xb, yb = task.augment(task.inputs(xb), yb, gen, rng)
             for group in opt.param_groups:
                 group["lr"] = lr_at(step, total_steps, warmup_steps, tcfg["lr"], tcfg.get("min_lr", 0.0))
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast):
