@@ -533,8 +533,8 @@ def fig_ablation(ab: pd.DataFrame, axis: str) -> plt.Figure:
         shown = []
         for xi, r in zip(xs, g.to_dict("records")):
             m = float(r["mean"])
-            if not np.isfinite(m):
-                continue
+            if not np.isfinite(m) or str(r.get("note", "")).startswith("same training runs"):
+                continue  # a variant that is its base's own runs would only hide the base point
             lo = max(float(r["ci_low"]), vmin) if np.isfinite(r["ci_low"]) else m
             hi = min(float(r["ci_high"]), vmax) if np.isfinite(r["ci_high"]) else m
             base = str(r["is_base"]).lower() == "true"
@@ -556,6 +556,7 @@ def fig_ablation(ab: pd.DataFrame, axis: str) -> plt.Figure:
                                 for v in g["value"]], rotation=30, ha="right", fontsize=7)
             ax.set_xlim(-0.6, len(g) - 0.4)
         ax.set_ylim(*_limits(shown, metric))
+        ax.margins(x=0.08)
         ax.set_xlabel(axis)
         ax.set_ylabel(f"{metric}  {_direction(metric)}", fontsize=8)
         ax.set_title(d, fontsize=10)
