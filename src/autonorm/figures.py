@@ -226,7 +226,7 @@ def fig_method_comparison(summary: pd.DataFrame) -> plt.Figure:
     all_methods = _order_methods(summary["method"])
     pal = _palette(all_methods)
     fig, placed = _family_panels(panels)
-    any_paper, any_clipped, any_doubtful = False, False, False
+    any_paper, any_clipped, any_doubtful, any_baseline = False, False, False, False
     for ax, (fam, d, metric, sd) in placed:
         methods = _order_methods(sd["method"])
         sd = sd.set_index("method").loc[methods]
@@ -249,6 +249,20 @@ def fig_method_comparison(summary: pd.DataFrame) -> plt.Figure:
                 ax.plot(x[i] + 0.25, pm, "x", color="black", ms=7, mew=1.6)
                 shown.append(pm)
                 any_paper = True
+        off_axis = ""
+        base = (pd.to_numeric(sd["baseline_value"], errors="coerce").dropna()
+                if "baseline_value" in sd else pd.Series(dtype=float))
+        if len(base):
+            # the trivial baseline: drawn when near the results, else stated in the panel
+            b = float(base.iloc[0])
+            fin = [v for v in shown if np.isfinite(v)]
+            span = (max(fin) - min(fin)) if fin else 0.0
+            if fin and min(fin) - 0.5 * span - 1e-9 <= b <= max(fin) + 0.5 * span + 1e-9:
+                ax.axhline(b, color="#b00000", ls="--", lw=1)
+                shown.append(b)
+                any_baseline = True
+            else:
+                off_axis = f"trivial baseline {b:.4g}, off the axis"
         if doubtful and sd["paper_mean"].notna().any():
             any_doubtful = True
             ax.text(0.02, 0.98, "paper value not comparable (†)", transform=ax.transAxes,
@@ -265,13 +279,17 @@ def fig_method_comparison(summary: pd.DataFrame) -> plt.Figure:
         ax.set_xlim(-0.6, len(methods) - 0.4)
         ax.set_ylim(*_limits(shown, metric))
         ax.set_ylabel(f"{metric}  {_direction(metric)}", fontsize=8)
-        ax.set_title(f"{d}{' (stand-in)' if standin else ''}", fontsize=10)
+        ax.set_title(f"{d}{' (stand-in)' if standin else ''}"
+                     + (f"\n({off_axis})" if off_axis else ""), fontsize=10)
     handles = [Line2D([], [], marker="o", ls="-", color="#444444",
                       label="ours: mean, 95% t-CI" + (" (clipped to the valid range)"
                                                        if any_clipped else ""))]
     if any_paper:
         handles.append(Line2D([], [], marker="x", ls="", color="black", mew=1.6,
                               label="paper (reported mean)"))
+    if any_baseline:
+        handles.append(Line2D([], [], ls="--", color="#b00000", lw=1,
+                              label="trivial baseline (majority / most frequent / mean)"))
     _legend_below(fig, handles, [h.get_label() for h in handles])
     note = "CIs clipped to the metric's valid range." if any_clipped else ""
     if any_doubtful:
