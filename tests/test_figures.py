@@ -168,10 +168,16 @@ def test_method_comparison_layout(many, single):
         plt.close("all")
     # panels grouped by family: vision rows before NLP before tabular
     fig = figures.fig_method_comparison(many["summary"])
-    titles = [ax.get_title() for ax in fig.axes if ax.get_visible()]
+    titles = [ax.get_title().split("\n")[0] for ax in fig.axes if ax.get_visible()]
     assert titles.index("svhn") < titles.index("ptb_pos") < titles.index("energy_efficiency")
+    # the trivial baseline: a dashed line near the results (SST-2, 50.9), named when far (MNIST)
+    sst2 = next(ax for ax in fig.axes if ax.get_title().startswith("sst2"))
+    assert any(line.get_linestyle() == "--" and line.get_ydata()[0] == pytest.approx(50.9)
+               for line in sst2.get_lines())
+    mnist = next(ax for ax in fig.axes if ax.get_title().startswith("mnist"))
+    assert "trivial baseline 11.35, off the axis" in mnist.get_title()
     # the doubtful Energy "RMSE" is not drawn as a paper cross but flagged
-    energy = next(ax for ax in fig.axes if ax.get_title() == "energy_efficiency")
+    energy = next(ax for ax in fig.axes if ax.get_title().startswith("energy_efficiency"))
     assert any("not comparable" in t.get_text() for t in energy.texts)
     assert not any(line.get_marker() == "x" for line in energy.get_lines())
     plt.close("all")
