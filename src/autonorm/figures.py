@@ -158,7 +158,19 @@ def _limits(values: Iterable[float], metric: str, pad_frac: float = 0.08) -> tup
         lo, hi = float(v.min()), float(v.max())
     span = hi - lo
     pad = pad_frac * span if span > 0 else max(abs(hi) * 0.02, 0.01)
+    # never zoom below ~0.5% of the values: a 1e-6 difference must not fill the panel
+    floor = 0.0025 * max(abs(lo), abs(hi))
+    if span + 2 * pad < 2 * floor:
+        pad = floor - span / 2
     return max(lo - pad, vmin), min(hi + pad, vmax)
+
+
+def _plain_ticks(ax) -> None:
+    """No '1e-6+1.3111' offset labels: tick labels show the values themselves."""
+    for axis in (ax.xaxis, ax.yaxis):
+        fmt = axis.get_major_formatter()
+        if hasattr(fmt, "set_useOffset"):
+            fmt.set_useOffset(False)
 
 
 def _identical(a: pd.Series, b: pd.Series) -> bool:
@@ -278,6 +290,7 @@ def fig_method_comparison(summary: pd.DataFrame) -> plt.Figure:
         ax.set_xticklabels(labels, rotation=90, fontsize=7)
         ax.set_xlim(-0.6, len(methods) - 0.4)
         ax.set_ylim(*_limits(shown, metric))
+        _plain_ticks(ax)
         ax.set_ylabel(f"{metric}  {_direction(metric)}", fontsize=8)
         ax.set_title(f"{d}{' (stand-in)' if standin else ''}"
                      + (f"\n({off_axis})" if off_axis else ""), fontsize=10)
@@ -457,6 +470,7 @@ def fig_metric_vs_entropy(history: pd.DataFrame) -> plt.Figure:
         x0, x1 = _limits(xs, "entropy", 0.15)
         ax.set_xlim(max(x0, -0.02), min(x1, LN2 + 0.05))
         ax.set_ylim(*_limits(ys, metric, 0.18))
+        _plain_ticks(ax)
         ax.set_xlabel("mean gate entropy H (nats)")
         ax.set_ylabel(f"val {metric}  {_direction(metric)}", fontsize=8)
         ax.set_title(d, fontsize=10)
@@ -574,6 +588,7 @@ def fig_ablation(ab: pd.DataFrame, axis: str) -> plt.Figure:
                                 for v in g["value"]], rotation=30, ha="right", fontsize=7)
             ax.set_xlim(-0.6, len(g) - 0.4)
         ax.set_ylim(*_limits(shown, metric))
+        _plain_ticks(ax)
         ax.margins(x=0.08)
         ax.set_xlabel(axis)
         ax.set_ylabel(f"{metric}  {_direction(metric)}", fontsize=8)
