@@ -583,3 +583,6 @@ def test_ablation_table(paper_tables):
     assert g3.n_pairs == 3 and np.isfinite(g3.p_vs_base)
     g2 = _row(ab, dataset="ptb_pos", axis="gate3", variant="gate_2", metric="accuracy")
     assert "same training runs" in g2.note
+    # the base's value on the axis, taken from the variant that is its own runs
+    gb = _row(ab, dataset="ptb_pos", axis="gate3", variant="autonorm", metric="accuracy")
+    assert bool(gb.is_base) and float(gb.value) == 2

@@ -741,6 +741,10 @@ def ablation_table(values: pd.DataFrame, runs: pd.DataFrame, variants: dict[str,
                             _read_json_or_none(Path(path) / "config.json"), axis)
                         if bv is not None:
                             break
+                if bv is None:
+                    # a variant that is the base's own runs carries the base's value (gate_2)
+                    bv = next((variants[n].get("value") for n in names
+                               if same_runs_between(groups, d, n, b)), None)
                 base_value[b] = bv
             metrics = [m for m in dict.fromkeys(gd.loc[gd.method.isin(names), "metric"])
                        if stats.metric_family(m) == "primary"]
