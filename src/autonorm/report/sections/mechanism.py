@@ -136,6 +136,7 @@ def mechanism_section(ctx: ReportContext) -> str:
         standin = ctx.standin(d)
         target = STANDIN_FOR.get(d, d) if standin else d
         blocks = []
+        shown: list[str] = []
         for m in GATED_METHODS:
             g = gates[(gates.dataset == d) & (gates.method == m) & np.isfinite(gates.w_dyt)]
             h = history[(history.dataset == d) & (history.method == m)
@@ -149,6 +150,10 @@ def mechanism_section(ctx: ReportContext) -> str:
             final_h = float(hf.mean_entropy.mean()) if len(hf) else math.nan
             last_ep = int(g.epoch.max())
             same = ctx.same_run_as(d, m)
+            if same and same in shown:
+                blocks += [f"**{m}**: the same runs as {same}, so the same values as above.", ""]
+                continue
+            shown.append(m)
             head = (f"**{m}** ({len(seeds)} seed{'s' if len(seeds) != 1 else ''}"
                     + (f"; the same runs as {same}" if same else "") + "):")
             if target == "mnist":
