@@ -139,3 +139,21 @@ def test_eval_metrics_do_not_depend_on_padding_width(task_kind):
     (loss_a, metrics_a, _), (loss_b, metrics_b, _) = results
     assert loss_a == pytest.approx(loss_b, abs=1e-5)
     assert metrics_a == pytest.approx(metrics_b, abs=1e-4)
+
+
+def test_word_dropout_replaces_real_tokens_only_at_its_rate():
+    from autonorm.tasks import Task
+    meta = {**_meta("token_classification"), "unk_id": 1}
+    x = _padded(SENTENCES * 400, MAX_LEN)
+    off = Task(meta, {}, torch.device("cpu"))
+    assert off.word_dropout(x, torch.Generator().manual_seed(0)) is x  # default: off
+    task = Task(meta, {"word_dropout": 0.25}, torch.device("cpu"))
+    out = task.word_dropout(x, torch.Generator().manual_seed(0))
+    real = x != 0
+    assert torch.equal(out[~real], x[~real])  # padding is never touched
+    changed = out != x
+    assert torch.all(out[changed] == 1)  # replaced by <unk>
+    rate = changed.sum().item() / real.sum().item()  # 7,600 real tokens: rate within ~4 sd of 0.25
+    assert 0.23 < rate < 0.27
+    again = task.word_dropout(x, torch.Generator().manual_seed(0))
+    assert torch.equal(out, again)  # reproducible from the training generator

@@ -57,6 +57,8 @@ class Task:
 
     def augment(self, x: torch.Tensor, y: torch.Tensor, gen: torch.Generator, rng: random.Random):
         """Training-time augmentation on the device; returns inputs and (soft) targets."""
+        if self.kind in ("token_classification", "sequence_classification"):
+            return self.word_dropout(x, gen), y
         if self.kind != "image_classification":
             return x, y
         cfg = self.cfg
@@ -65,6 +67,19 @@ class Task:
         ls = cfg.get("label_smoothing", 0.0)
         target = F.one_hot(y, self.num_classes).float() * (1.0 - ls) + ls / self.num_classes
         return mix_batch(x, target, rng, cfg)
+
+    def word_dropout(self, x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+        """Replace each real token by <unk> with probability ``word_dropout`` (train option, 0 = off).
+
+        Words unseen in training map to <unk> at test time, but <unk> never occurs in the training
+        split, so without this the model has never learnt to tag an unknown word from its context.
+        """
+        p = float(self.cfg.get("word_dropout", 0.0))
+        if p <= 0:
+            return x
+        pad_id, unk_id = self.meta.get("pad_id", 0), self.meta.get("unk_id", 1)
+        drop = (torch.rand(x.shape, generator=gen, device=x.device) < p) & (x != pad_id)
+        return torch.where(drop, torch.full_like(x, unk_id), x)
 
     def loss(self, out: torch.Tensor, target: torch.Tensor, smoothing: float) -> torch.Tensor:
         out = out.float()

@@ -95,6 +95,12 @@ def download_options(dataset):
     return {k: data[k] for k in DOWNLOAD_OPTION_KEYS if k in data}
 
 
+def download_from(dataset):
+    """`--from DIR` for the download step when config `raw_from` names a local folder for the dataset."""
+    src = config.get("raw_from", {}).get(dataset)
+    return ["--from", str(src)] if src else []
+
+
 def run_config_json(wildcards):
     """The resolved run config, as a param: editing one dataset's block changes
     only that dataset's params, so only its jobs rerun."""

@@ -11,13 +11,15 @@ rule download:
         # Only the options that change what is fetched or accepted, so tuning
         # a preprocessing option does not re-download.
         options=lambda w: json.dumps(download_options(w.dataset), sort_keys=True),
+        # config `raw_from`: take the files from a local folder instead of the internet
+        from_dir=lambda w: download_from(w.dataset),
     log:
         f"{R}/logs/download/{{dataset}}.log",
     conda:
         "../../envs/data.yaml"
     shell:
         "autonorm-data download --dataset {wildcards.dataset:q} --raw-dir {params.raw_dir:q}"
-        " --options-json {params.options:q} > {log:q} 2>&1"
+        " --options-json {params.options:q} {params.from_dir:q} > {log:q} 2>&1"
 
 
 rule preprocess:
