@@ -222,6 +222,9 @@ def test_mechanism_on_real_data_has_verdicts(paper_report):
     row = _row(ptb, "| deep layers")
     assert "w_DyT > 0.72 (paper)" in row and "**consistent**" in row
     assert "+1.1 in its text and +2.0 in its table" in mech
+    effect = _row(mech, "- CIFAR-10, the freeze effect")
+    assert "paired over 3 seeds: p (Holm)" in effect and "detectable at 80% power" in effect
+    assert "Verdict: **same sign as the paper**" in effect or "opposite sign" in effect
 
 
 def test_html_page_for_snakemake_report(paper_report):
