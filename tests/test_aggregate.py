@@ -586,3 +586,16 @@ def test_ablation_table(paper_tables):
     # the base's value on the axis, taken from the variant that is its own runs
     gb = _row(ab, dataset="ptb_pos", axis="gate3", variant="autonorm", metric="accuracy")
     assert bool(gb.is_base) and float(gb.value) == 2
+
+
+def test_explicit_variant_list_overrides_discovery(tmp_path):
+    """--variants names the ablations of this grid; left-over variant folders are not read."""
+    root = build_paper_results(tmp_path, datasets=("ptb_pos",), methods=("autonorm", "autonorm_s"),
+                               blocks=2)
+    t = aggregate.aggregate(root, ["ptb_pos"], ["autonorm", "autonorm_s"], [0, 1, 2],
+                            tmp_path / "t1", variants=["tau_1"])
+    assert set(t["ablations.csv"].variant) == {"autonorm_s", "tau_1"}
+    assert set(t["runs.csv"].method) == {"autonorm", "autonorm_s", "tau_1"}
+    t = aggregate.aggregate(root, ["ptb_pos"], ["autonorm", "autonorm_s"], [0, 1, 2],
+                            tmp_path / "t2", variants=[])
+    assert t["ablations.csv"].empty and set(t["runs.csv"].method) == {"autonorm", "autonorm_s"}
