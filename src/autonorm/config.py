@@ -303,7 +303,9 @@ def resolve_run_config(cfg: dict, dataset: str, method: str, seed: int) -> dict:
                      "eps_h": auto.get("eps_h", 0.1), "freeze_enabled": freeze_enabled,
                      "drop_noise_when_frozen": auto.get("drop_noise_when_frozen", True)},
         "norm_options": norm_options,
-        "runtime": dict(cfg.get("runtime", {})),
+        # runs_per_gpu only packs jobs onto GPUs (the Snakefile hands it to jobs as
+        # AUTONORM_RUNS_PER_GPU): kept out so that changing it retrains nothing.
+        "runtime": {k: v for k, v in cfg.get("runtime", {}).items() if k != "runs_per_gpu"},
         "evaluation": dict(cfg.get("evaluation", {})),
     }
 

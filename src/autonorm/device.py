@@ -1,39 +1,133 @@
-"""Device choice and per-job GPU assignment.
+"""Device choice and per-job GPU slot assignment.
 
-On a local multi-GPU box Snakemake runs several training jobs at once
-(``--resources gpu=N`` bounds how many); each job must get its own GPU. When
-``CUDA_VISIBLE_DEVICES`` is already set (SLURM, or the user) we respect it;
-otherwise a job claims the first GPU whose lock file it can lock, and holds the
-lock until the process exits (the OS releases it even after a crash).
+On a local GPU box Snakemake runs several training/evaluation jobs at once
+(``--resources gpu=N`` bounds how many; each job declares ``gpu=1``). A small run
+(ViT-Lite, batch 128) uses a fraction of a large GPU, so up to ``runs_per_gpu``
+jobs may share one GPU (config key ``runtime.runs_per_gpu``; the Snakefile
+passes it to the jobs as ``AUTONORM_RUNS_PER_GPU``). Each GPU has that many
+slots; a job claims one slot by locking its lock file
+(``autonorm-gpu<g>-slot<k>.lock`` under ``$AUTONORM_GPU_LOCK_DIR`` or
+``$TMPDIR``) and holds the lock for the life of the process: the OS drops an
+``flock`` when the process exits, also after a crash or ``kill -9``, so a dead
+job's slot is free again without any clean-up. Slots are taken slot-major
+(slot 0 of every GPU before slot 1 of any), so with fewer jobs than slots each
+job gets a GPU of its own. When every slot is busy the job waits for one.
+
+When ``CUDA_VISIBLE_DEVICES`` is already set (SLURM sets it per job, or the
+user) it is respected: the job uses the first visible GPU and claims nothing.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import sys
 import tempfile
+import time
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:
+    import torch
+
+RUNS_PER_GPU_ENV = "AUTONORM_RUNS_PER_GPU"
+LOCK_DIR_ENV = "AUTONORM_GPU_LOCK_DIR"
 
 _held_locks = []  # keep the lock files open for the life of the process
+_claimed: tuple[int, int] | None = None  # this process's (gpu, slot): a second resolve_device reuses it
 
 
-def claim_gpu(num_gpus: int, lock_dir: str | None = None) -> int:
-    lock_dir = lock_dir or os.environ.get("AUTONORM_GPU_LOCK_DIR", tempfile.gettempdir())
-    for i in range(num_gpus):
-        f = open(os.path.join(lock_dir, f"autonorm-gpu{i}.lock"), "w")
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            f.close()
-            continue
-        _held_locks.append(f)
-        return i
-    # More jobs than GPUs (no --resources gpu=N given): share round-robin by pid.
-    return os.getpid() % num_gpus
+class NoFreeGpuSlot(RuntimeError):
+    """Every (GPU, slot) lock is held and the caller chose not to wait (longer)."""
 
 
-def resolve_device(name: str = "auto") -> torch.device:
+def runs_per_gpu_from_env() -> int:
+    """``AUTONORM_RUNS_PER_GPU`` (set by the Snakefile from ``runtime.runs_per_gpu``), else 1."""
+    raw = os.environ.get(RUNS_PER_GPU_ENV, "").strip()
+    if not raw:
+        return 1
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"{RUNS_PER_GPU_ENV}={raw!r}: expected an integer >= 1 "
+                         "(set from config key runtime.runs_per_gpu)")
+    return value
+
+
+def lock_path(lock_dir: str, gpu: int, slot: int) -> str:
+    return os.path.join(lock_dir, f"autonorm-gpu{gpu}-slot{slot}.lock")
+
+
+def _open_lock_file(path: str) -> int:
+    # Read-only is enough for flock, so a lock file another user created (mode
+    # 0644) still coordinates both users' jobs; opening an existing file without
+    # O_CREAT also passes Linux's protected_regular check in a sticky /tmp.
+    try:
+        return os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
+
+
+def _try_lock(path: str):
+    fd = _open_lock_file(path)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return os.fdopen(fd, "rb")
+
+
+def try_claim_slot(num_gpus: int, runs_per_gpu: int, lock_dir: str) -> tuple[int, int] | None:
+    """One pass over the slots, slot-major; the first lock we get is kept. None if all are held."""
+    for slot in range(runs_per_gpu):
+        for gpu in range(num_gpus):
+            f = _try_lock(lock_path(lock_dir, gpu, slot))
+            if f is not None:
+                _held_locks.append(f)
+                return gpu, slot
+    return None
+
+
+def claim_gpu_slot(num_gpus: int, runs_per_gpu: int = 1, lock_dir: str | None = None, *,
+                   wait_s: float | None = None, poll_s: float = 1.0) -> tuple[int, int]:
+    """Claim a free (gpu, slot) and hold it until this process exits.
+
+    ``wait_s``: how long to wait when every slot is busy (None: until one frees
+    up; 0: fail at once). Raises NoFreeGpuSlot when the wait runs out.
+    """
+    if num_gpus < 1:
+        raise ValueError(f"num_gpus must be >= 1, got {num_gpus}")
+    if runs_per_gpu < 1:
+        raise ValueError(f"runs_per_gpu (config key runtime.runs_per_gpu) must be >= 1, got {runs_per_gpu}")
+    lock_dir = lock_dir or os.environ.get(LOCK_DIR_ENV) or tempfile.gettempdir()
+    os.makedirs(lock_dir, exist_ok=True)
+    deadline = None if wait_s is None else time.monotonic() + wait_s
+    told = False
+    while True:
+        claimed = try_claim_slot(num_gpus, runs_per_gpu, lock_dir)
+        if claimed is not None:
+            if told:
+                print(f"autonorm: got GPU {claimed[0]} slot {claimed[1]}", file=sys.stderr, flush=True)
+            return claimed
+        busy = (f"all {num_gpus} GPU(s) x {runs_per_gpu} run(s) per GPU are busy "
+                f"(lock files {lock_dir}/autonorm-gpu<G>-slot<K>.lock). Start at most "
+                f"{num_gpus * runs_per_gpu} GPU jobs at once (snakemake --resources "
+                f"gpu={num_gpus * runs_per_gpu}) or raise runtime.runs_per_gpu")
+        if deadline is not None and time.monotonic() >= deadline:
+            raise NoFreeGpuSlot(busy)
+        if not told:
+            print(f"autonorm: {busy}; waiting for a slot to free up", file=sys.stderr, flush=True)
+            told = True
+        time.sleep(poll_s if deadline is None else max(0.0, min(poll_s, deadline - time.monotonic())))
+
+
+def resolve_device(name: str = "auto", runs_per_gpu: int | None = None) -> torch.device:
+    """``runs_per_gpu``: None reads ``AUTONORM_RUNS_PER_GPU`` (default 1)."""
+    import torch  # here, so the slot logic imports without torch (tests spawn claimers)
+
+    global _claimed
     if name == "auto":
         if torch.cuda.is_available():
             name = "cuda"
@@ -44,7 +138,11 @@ def resolve_device(name: str = "auto") -> torch.device:
     if name == "cuda":
         if not torch.cuda.is_available():
             raise RuntimeError("device 'cuda' requested but CUDA is not available")
-        n = torch.cuda.device_count()
-        index = 0 if os.environ.get("CUDA_VISIBLE_DEVICES") or n == 1 else claim_gpu(n)
-        return torch.device("cuda", index)
+        if os.environ.get("CUDA_VISIBLE_DEVICES"):
+            return torch.device("cuda", 0)
+        if _claimed is None:  # flock conflicts within one process too: claim once
+            per_gpu = runs_per_gpu_from_env() if runs_per_gpu is None else runs_per_gpu
+            _claimed = claim_gpu_slot(torch.cuda.device_count(), per_gpu)
+            print(f"autonorm: GPU {_claimed[0]}, slot {_claimed[1]} of {per_gpu}", file=sys.stderr, flush=True)
+        return torch.device("cuda", _claimed[0])
     return torch.device(name)
