@@ -237,3 +237,23 @@ def test_method_document_overhead_numbers_are_the_codes():
     assert [p_ln, p_auto, f_ln, f_auto] == [n for n in stated if n > 1_000_000]
     assert f"+{100 * (p_auto - p_ln) / p_ln:.1f}%" in sec
     assert f"+{100 * (f_auto - f_ln) / f_ln:.2f}%" in sec
+
+
+def test_config_reference_names_every_config_key():
+    """README's "Config reference" names every key the schema accepts (top level, autonorm,
+    runtime, evaluation, norm options, and the model / train / data blocks), so a new option
+    cannot land undocumented."""
+    yaml = pytest.importorskip("yaml")
+    schema = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    props, defs = schema["properties"], schema.get("$defs", {})
+    keys = set(props)
+    for block in ("autonorm", "runtime", "evaluation", "norm_options", "ablations"):
+        keys |= set(props.get(block, {}).get("properties", {}))
+    for block in ("model", "train", "data"):
+        keys |= set(defs.get(block, {}).get("properties", {}))
+    text = (ROOT / "README.md").read_text()
+    section = text[text.index("## Config reference"):]
+    section = section[:section.index("\n## ", 1)]
+    quoted = " ".join(re.findall(r"`([^`]+)`", section))
+    missing = sorted(k for k in keys if not re.search(rf"(?<![\w-]){re.escape(k)}(?![\w-])", quoted))
+    assert not missing, f'README "Config reference" does not name: {missing}'
