@@ -6,7 +6,6 @@
 #
 # DAG: download -> preprocess (+ corruption sets) -> train (dataset x method x seed)
 #      -> evaluate -> aggregate -> figures -> report
-import os
 
 from snakemake.utils import min_version
 
@@ -31,10 +30,6 @@ if isinstance(config.get("seeds"), list):
 # with the key named. `device: cuda` is checked here when the jobs run on this
 # machine; with an executor that sends them elsewhere (SLURM), the job checks.
 check_config(config, check_device=workflow.local_exec and workflow.is_main_process)
-
-# Jobs inherit this process's environment (locally; on SLURM the job's own
-# Snakemake reads this file again): autonorm.device packs this many GPU jobs per GPU.
-os.environ["AUTONORM_RUNS_PER_GPU"] = str(config.get("runtime", {}).get("runs_per_gpu", 1))
 
 
 include: "workflow/rules/common.smk"

@@ -108,6 +108,10 @@ def run_config_json(wildcards):
     return json.dumps(cfg, sort_keys=True)
 
 
+# autonorm.device packs this many GPU jobs per GPU; the GPU rules export it to their job's shell.
+RUNS_PER_GPU = int(config.get("runtime", {}).get("runs_per_gpu", 1))
+
+
 def rule_resources(rule_name, key, default):
     return config.get("resources", {}).get(rule_name, {}).get(key, default)
 

@@ -22,6 +22,8 @@ rule evaluate:
     threads: lambda w: rule_resources("evaluate", "threads", 4)
     resources:
         gpu=lambda w: rule_resources("evaluate", "gpu", 1),
+        # a resource, not a param: changing how runs share a GPU retrains nothing
+        runs_per_gpu=RUNS_PER_GPU,
         mem_mb=lambda w: rule_resources("evaluate", "mem_mb", 16000),
         runtime=lambda w, attempt: rule_resources("evaluate", "runtime", 60) * attempt,
     group:
@@ -29,7 +31,7 @@ rule evaluate:
     conda:
         "../../envs/train.yaml"
     shell:
-        "autonorm-evaluate --run-dir {params.run_dir:q} --data-dir {input.data:q} {params.corruptions:q}"
+        "export AUTONORM_RUNS_PER_GPU={resources.runs_per_gpu}; autonorm-evaluate --run-dir {params.run_dir:q} --data-dir {input.data:q} {params.corruptions:q}"
         " --out {output:q} --batch-size {params.batch_size} --severity {params.severity}"
         " --expected-config-hash {params.config_hash:q} --threads {threads} > {log:q} 2>&1"
 

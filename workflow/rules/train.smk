@@ -22,6 +22,8 @@ rule train:
     threads: lambda w: rule_resources("train", "threads", 4)
     resources:
         gpu=lambda w: rule_resources("train", "gpu", 1),
+        # a resource, not a param: changing how runs share a GPU retrains nothing
+        runs_per_gpu=RUNS_PER_GPU,
         mem_mb=lambda w: rule_resources("train", "mem_mb", 16000),
         runtime=lambda w, attempt: rule_resources("train", "runtime", 720) * attempt,
     group:
@@ -31,7 +33,7 @@ rule train:
     shell:
         # --record-divergence: a NaN loss ends the job cleanly with status
         # "diverged" (no metrics), so the report lists it instead of hiding it.
-        "{{ echo \"=== attempt started $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
+        "export AUTONORM_RUNS_PER_GPU={resources.runs_per_gpu}; {{ echo \"=== attempt started $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
         " SLURM_JOB_ID=${{SLURM_JOB_ID:-none}} CUDA_VISIBLE_DEVICES=${{CUDA_VISIBLE_DEVICES:-unset}}\";"
         " autonorm-train --run-config {params.run_config:q} --record-divergence --threads {threads}; }}"
         " 2>&1 | tee -a {params.attempts_log:q} > {log:q}"
