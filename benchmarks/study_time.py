@@ -23,7 +23,10 @@ def read_benchmarks(results: Path) -> list[dict]:
         if not records:
             continue
         last = records[-1]  # a rerun appends; the last line is the attempt that produced the output
-        rows.append({"rule": rel[0], "dataset": rel[1] if len(rel) > 2 else rel[1].removesuffix(".tsv"),
+        # <rule>/<dataset>/.../<x>.tsv, <rule>/<dataset>.tsv, or <rule>.tsv for whole-study rules
+        rule = rel[0].removesuffix(".tsv")
+        dataset = rel[1].removesuffix(".tsv") if len(rel) > 1 else "(all)"
+        rows.append({"rule": rule, "dataset": dataset,
                      "wall_s": float(last["s"]), "cpu_s": float(last.get("cpu_time") or 0.0)})
     return rows
 
