@@ -22,7 +22,8 @@ def freeze_section(ctx: ReportContext) -> str:
               "for the rest of training (the backbone keeps training). So \"froze: yes\" means "
               "H was still at or above eps_H at epoch T_freeze (the gates had not decided); "
               "\"no\" means H had already fallen below eps_H, or freezing is disabled for the "
-              "family (NLP and tabular by default: there AutoNorm-S is AutoNorm).", ""]
+              "family (`autonorm.freeze.<family>`; NLP by default, as in the paper: there AutoNorm-S "
+              "is AutoNorm).", ""]
     rows = []
     for d in dict.fromkeys(fz["dataset"]):
         fd = fz[fz.dataset == d]
