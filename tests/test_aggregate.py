@@ -151,9 +151,10 @@ def build_results(root: Path, datasets=DATASETS, methods=METHODS, seeds=SEEDS) -
     return root
 
 
-def run_aggregate(root: Path) -> dict[str, pd.DataFrame]:
-    aggregate.main(["--results", str(root), "--datasets", *DATASETS, "--methods", *METHODS,
-                    "--seeds", *map(str, SEEDS), "--out-dir", str(root / "tables")])
+def run_aggregate(root: Path, datasets=tuple(DATASETS), methods=tuple(METHODS),
+                  seeds=tuple(SEEDS)) -> dict[str, pd.DataFrame]:
+    aggregate.main(["--results", str(root), "--datasets", *datasets, "--methods", *methods,
+                    "--seeds", *map(str, seeds), "--out-dir", str(root / "tables")])
     return {n: pd.read_csv(root / "tables" / n) for n in aggregate.TABLE_NAMES}
 
 
@@ -484,9 +485,7 @@ def build_paper_results(root: Path, datasets=tuple(PAPER9), methods=tuple(ALL_ME
 
 def run_paper_aggregate(root: Path, datasets=tuple(PAPER9), methods=tuple(ALL_METHODS),
                         seeds=(0, 1, 2)) -> dict[str, pd.DataFrame]:
-    aggregate.main(["--results", str(root), "--datasets", *datasets, "--methods", *methods,
-                    "--seeds", *map(str, seeds), "--out-dir", str(root / "tables")])
-    return {n: pd.read_csv(root / "tables" / n) for n in aggregate.TABLE_NAMES}
+    return run_aggregate(root, datasets, methods, seeds)
 
 
 @pytest.fixture(scope="module")
