@@ -405,3 +405,24 @@ def test_download_from_a_colleagues_copy(tmp_path, monkeypatch):
     assert "inside the zip" in meta["provenance"]["files"][0]["check"]
     meta = preprocess("sst2", raw, tmp_path / "s", {"val_fraction": 0.2, "max_train": 5})
     assert meta["sizes"] == {"train": 5, "val": 2, "test": 4} and "max_train" in meta["split_note"]
+
+
+def test_unknown_word_signatures_by_hand():
+    from autonorm.data.nlp import build_token_classification, unk_signature
+    assert unk_signature("Reorganizing") == "<unk-cap-ing>"
+    assert unk_signature("1987-88") == "<unk-num-hyph>"
+    assert unk_signature("quickly") == "<unk-ly>"
+    assert unk_signature("Smith") == "<unk-cap>"
+    assert unk_signature("is") == "<unk>"  # a suffix needs a stem of 2+ letters before it
+    train = [[("the", "DT"), ("dog", "NN"), ("barked", "VBD")], [("the", "DT"), ("dog", "NN"), ("ran", "VBD")]]
+    test = [[("the", "DT"), ("cat", "NN"), ("jumped", "VBD")]]
+    opts = {"max_len": 4, "min_freq": 2, "unk_signatures": True}
+    meta, out = build_token_classification("ptb_pos", {"train": train, "val": test, "test": test}, opts)
+    itos = meta["itos"]
+    # min_freq 2 keeps "the" and "dog"; the singletons "barked", "ran" become their signatures
+    assert itos == ["<pad>", "<unk>", "dog", "the", "<unk-ed>"]  # "ran" has no signature: it is <unk>
+    x_test = out["test"][0][0].tolist()
+    assert x_test == [itos.index("the"), 1, itos.index("<unk-ed>"), 0]  # "cat": no signature -> <unk>
+    # the trivial baseline stays per word: "cat" and "jumped" are unknown -> most frequent tag (DT/NN tie
+    # broken by the lowest id); only "the" is scored by its own tag
+    assert meta["trivial_baseline"]["name"].startswith("most-frequent tag per word")

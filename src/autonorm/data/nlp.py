@@ -144,7 +144,8 @@ def build_token_classification(name: str, sents: Dict[str, List[List[Tuple[str, 
     signatures = bool(options.get("unk_signatures", False))
     if signatures:  # train words below min_freq become their signature, so signatures get trained
         known = set(itos)
-        itos = itos + sorted({unk_signature(w) for s in toks["train"] for w in s if w not in known})
+        # a word with no class gets the bare "<unk>" (id 1), never a second entry for it
+        itos = itos + sorted({unk_signature(w) for s in toks["train"] for w in s if w not in known} - known)
     tag_names = sorted({t for v in tags.values() for s in v for t in s})
     out, trunc = {}, {}
     for k in ("train", "val", "test"):
