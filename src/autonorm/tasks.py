@@ -18,6 +18,10 @@ from .models import build_model
 from .norms import gate_entropy, gated_norms
 
 
+# Tasks whose inputs are token ids padded with ``pad_id``.
+TOKEN_TASKS = ("token_classification", "sequence_classification")
+
+
 class Task:
     """Everything task-specific: input preparation, training loss, outputs for metrics."""
 
@@ -47,7 +51,7 @@ class Task:
         phrases is mostly padding. Attention, pooling and the gates all mask padding, so the trimmed
         batch gives the same outputs on the real tokens at a fraction of the cost.
         """
-        if self.kind not in ("token_classification", "sequence_classification"):
+        if self.kind not in TOKEN_TASKS:
             return x, y
         real_cols = (x != self.meta.get("pad_id", 0)).any(0).nonzero()
         keep = int(real_cols.max()) + 1 if real_cols.numel() else 1
@@ -57,7 +61,7 @@ class Task:
 
     def augment(self, x: torch.Tensor, y: torch.Tensor, gen: torch.Generator, rng: random.Random):
         """Training-time augmentation on the device; returns inputs and (soft) targets."""
-        if self.kind in ("token_classification", "sequence_classification"):
+        if self.kind in TOKEN_TASKS:
             return self.word_dropout(x, gen), y
         if self.kind != "image_classification":
             return x, y
