@@ -169,6 +169,21 @@ def test_no_grad_and_partial_grad_paths():
     torch.testing.assert_close(xa.grad, xb.grad, rtol=1e-5, atol=1e-5)
 
 
+
+@pytest.mark.parametrize("shape", [(6, 5, 16), (6, 16)])
+def test_eval_mix_is_bit_identical_to_the_autograd_forward(shape):
+    """The no-grad mix writes into its sigmoid buffer; its bits must equal those of the forward
+    the training path computes (_DyTLNMixFunction), so evaluation numbers do not move."""
+    torch.manual_seed(0)
+    m = AutoNorm(shape[-1])
+    _randomise(m)
+    x = torch.randn(*shape) * 3
+    w = torch.softmax(torch.randn(shape[0], 2), -1)
+    with torch.no_grad():
+        y_eval = norms.dyt_ln_mix(x, w, m.dyt, m.ln)
+    y_train = norms.dyt_ln_mix(x.clone().requires_grad_(True), w, m.dyt, m.ln)
+    assert torch.equal(y_eval, y_train.detach())
+
 def test_parameters_and_state_dict_keys_unchanged():
     m = AutoNorm(8)
     assert list(m.state_dict()) == ["dyt.alpha", "dyt.weight", "dyt.bias", "ln.weight", "ln.bias",

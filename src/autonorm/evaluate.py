@@ -24,15 +24,12 @@ import logging
 import sys
 from pathlib import Path
 
-import numpy as np
-import torch
-
-from .data import CORRUPTIONS, load_corruptions, load_processed
-from .device import resolve_device
+from . import eval_cache
 from .io_utils import read_json, write_json_atomic
-from .metrics import classification_metrics
 from .provenance import run_config_hash
-from .tasks import Task, load_trained_model, run_eval
+
+# torch, numpy and the model code are imported inside the functions that evaluate: a run whose
+# evaluation its training process already computed (eval_cache) is written without them.
 
 log = logging.getLogger("autonorm.evaluate")
 
@@ -82,16 +79,24 @@ def _run_identity(cfg: dict, chash: str) -> dict:
     return ident
 
 
-@torch.no_grad()
-def accuracy_on(model, task: Task, x_uint8: torch.Tensor, y: torch.Tensor, batch_size: int) -> float:
+def accuracy_on(model, task, x_uint8, y, batch_size: int) -> float:
+    import torch
+
+    from .metrics import classification_metrics
+
     preds = []
-    for i in range(0, x_uint8.shape[0], batch_size):
-        preds.append(model(task.inputs(x_uint8[i:i + batch_size])).argmax(-1))
+    with torch.no_grad():
+        for i in range(0, x_uint8.shape[0], batch_size):
+            preds.append(model(task.inputs(x_uint8[i:i + batch_size])).argmax(-1))
     return classification_metrics(torch.cat(preds), y, task.num_classes)["accuracy"]
 
 
-def corruption_accuracies(model, task: Task, corr_dir: str | Path, device: torch.device,
-                          batch_size: int) -> tuple[dict, dict]:
+def corruption_accuracies(model, task, corr_dir: str | Path, device, batch_size: int) -> tuple[dict, dict]:
+    import numpy as np
+    import torch
+
+    from .data import CORRUPTIONS, load_corruptions
+
     meta, arrays, labels = load_corruptions(corr_dir)
     n = int(meta["n_per_severity"])
     y_all = torch.as_tensor(np.asarray(labels, dtype=np.int64))
@@ -107,6 +112,8 @@ def corruption_accuracies(model, task: Task, corr_dir: str | Path, device: torch
 
 
 def summarise_corruptions(acc: dict, severity: int = 3) -> dict:
+    import numpy as np
+
     s = str(severity)
     summary = {f"{c}_s{s}": acc[c][s] for c in PAPER_CORRUPTIONS}
     summary[f"mean_s{s}"] = float(np.mean([acc[c][s] for c in PAPER_CORRUPTIONS]))
@@ -117,6 +124,10 @@ def summarise_corruptions(acc: dict, severity: int = 3) -> dict:
 def evaluate_run(run_dir: str | Path, data_dir: str | Path, corr_dir: str | Path | None = None,
                  device_name: str = "auto", batch_size: int = 1000, severity: int = 3,
                  expected_hash: str | None = None) -> dict:
+    from .data import load_processed
+    from .device import resolve_device
+    from .tasks import Task, load_trained_model, run_eval
+
     run_dir = Path(run_dir)
     cfg, chash = check_run_folder(run_dir, expected_hash)
     metrics = read_json(run_dir / "metrics.json")
@@ -142,6 +153,38 @@ def evaluate_run(run_dir: str | Path, data_dir: str | Path, corr_dir: str | Path
     return result
 
 
+def precompute_in_training_process(cfg: dict, device_type: str) -> Path | None:
+    """In a training job that ran on CPU: evaluate the finished run as the workflow's evaluate job
+    would (same function, batch size, severity and thread count, the model read back from
+    ``model.pt``) and store it for that job (eval_cache). Returns the file, or None when the run
+    is not eligible (not CPU, a corruption set to evaluate, no thread count)."""
+    import torch
+
+    from .data import CORRUPTION_SETS
+
+    threads = (cfg.get("runtime") or {}).get("threads")
+    if device_type != "cpu" or not threads:
+        return None
+    if cfg["dataset"] in {c["source"] for c in CORRUPTION_SETS.values()}:
+        return None  # its evaluate job reads a corruption set this process does not have
+    ecfg = cfg.get("evaluation", {})
+    batch_size = int(ecfg.get("corruption_batch_size", 1000))
+    severity = int(ecfg.get("corruption_severity", 3))
+    # as in a fresh autonorm-evaluate process: torch's default (non-deterministic-mode) kernels
+    det = torch.are_deterministic_algorithms_enabled()
+    warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
+    old_threads = torch.get_num_threads()
+    torch.use_deterministic_algorithms(False)
+    torch.set_num_threads(int(threads))
+    try:
+        result = evaluate_run(cfg["out_dir"], cfg["data_dir"], None, "cpu", batch_size, severity,
+                              run_config_hash(cfg))
+        return eval_cache.store(cfg["out_dir"], cfg["data_dir"], batch_size, severity, int(threads), result)
+    finally:
+        torch.use_deterministic_algorithms(det, warn_only=warn_only)
+        torch.set_num_threads(old_threads)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--run-dir", required=True)
@@ -154,10 +197,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int)
     p.add_argument("--expected-config-hash", metavar="HASH",
                    help="refuse unless the run folder holds a run of this config (provenance.run_config_hash)")
+    p.add_argument("--recompute", action="store_true",
+                   help=f"evaluate from scratch even when the training process stored this evaluation "
+                        f"({eval_cache.PRECOMPUTED})")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(asctime)s %(levelname)s %(message)s")
-    if args.threads:
-        torch.set_num_threads(args.threads)
     try:
         cfg, chash = check_run_folder(args.run_dir, args.expected_config_hash)
     except StaleRun as e:
@@ -173,8 +217,21 @@ def main(argv: list[str] | None = None) -> int:
         write_json_atomic(args.out, result)
         log.warning("run diverged: %s", info.get("message"))
         return 0
-    result = evaluate_run(args.run_dir, args.data_dir, args.corruptions, args.device, args.batch_size,
-                          args.severity, args.expected_config_hash)
+    result, why = (None, "--recompute") if args.recompute else eval_cache.lookup(
+        args.run_dir, args.data_dir, args.corruptions, args.device, args.batch_size, args.severity, args.threads)
+    if result is not None:
+        log.info("using the evaluation its training process computed (%s; %s)", eval_cache.PRECOMPUTED, why)
+    else:
+        log.info("evaluating from scratch (%s)", why)
+        import torch
+
+        from .malloc_tuning import keep_freed_memory
+
+        keep_freed_memory()
+        if args.threads:
+            torch.set_num_threads(args.threads)
+        result = evaluate_run(args.run_dir, args.data_dir, args.corruptions, args.device, args.batch_size,
+                              args.severity, args.expected_config_hash)
     write_json_atomic(args.out, result)
     log.info("%s", json.dumps({k: result[k] for k in ("test", "rotation", "corruption_summary")}))
     return 0

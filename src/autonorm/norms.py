@@ -204,9 +204,9 @@ class _DyTLNMixFunction(torch.autograd.Function):
         return gx, gw, g_a, g_gd, g_bd, g_gl, g_bl, None
 
 
-def _mix(x, w, gd, bd, gl, bl, s, xhat):
+def _mix(x, w, gd, bd, gl, bl, s, xhat, out=None):
     wd, wl = _sample_shape(w[:, 0], x), _sample_shape(w[:, 1], x)
-    y = torch.addcmul(wd * (bd - gd) + wl * bl, 2.0 * (wd * gd), s)
+    y = torch.addcmul(wd * (bd - gd) + wl * bl, 2.0 * (wd * gd), s, out=out)
     return y.addcmul_(wl * gl, xhat)
 
 
@@ -215,9 +215,11 @@ def dyt_ln_mix(x: torch.Tensor, w: torch.Tensor, dyt: "DyT", ln: nn.LayerNorm) -
     args = (x, w, dyt.alpha, dyt.weight, dyt.bias, ln.weight, ln.bias)
     if torch.is_grad_enabled() and any(a.requires_grad for a in args):
         return _DyTLNMixFunction.apply(*args, ln.eps)
+    # No autograd: the same arithmetic as _mix, element for element, written into s's buffer
+    # instead of a third full-size tensor (evaluation allocates what a LayerNorm does, plus two).
     s = _sigmoid_2ax(x, dyt.alpha)
     xhat = _layer_norm0(x, ln.eps)[0]
-    return _mix(x, w, dyt.weight, dyt.bias, ln.weight, ln.bias, s, xhat)
+    return _mix(x, w, dyt.weight, dyt.bias, ln.weight, ln.bias, s, xhat, out=s)
 
 
 @register_norm("ln")

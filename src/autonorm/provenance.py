@@ -12,8 +12,6 @@ import sys
 import time
 from importlib import metadata
 
-import torch
-
 
 def config_hash(cfg: dict) -> str:
     """First 16 hex digits of the sha256 of ``cfg`` as canonical JSON (keys sorted)."""
@@ -55,7 +53,10 @@ def _git_commit() -> str | None:
         return None
 
 
-def env_info(device: torch.device | None = None) -> dict:
+def env_info(device=None) -> dict:
+    """Where and with what this process runs (``device``: the torch.device of the run, or None)."""
+    import torch  # here: run_config_hash must import without torch (autonorm-evaluate's fast path)
+
     info = {
         "time_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "host": socket.gethostname(),

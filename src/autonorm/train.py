@@ -38,6 +38,7 @@ from .data import load_processed
 from .device import resolve_device
 from .distill import Distiller
 from .io_utils import WriteFailed, write_json_atomic
+from .malloc_tuning import keep_freed_memory
 from .methods import get_method
 from .metrics import VAL_METRIC
 from .models import build_model
@@ -57,7 +58,8 @@ class TrainingDiverged(RuntimeError):
 # --------------------------------------------------------------------------- the run folder
 #: What a finished or failed run leaves; deleted when a run (re)starts, so a
 #: run that fails cannot leave an earlier run's numbers behind.
-FINAL_OUTPUTS = ("status.json", "failed.json", "metrics.json", "model.pt", "model.json", "freeze.json")
+FINAL_OUTPUTS = ("status.json", "failed.json", "metrics.json", "model.pt", "model.json", "freeze.json",
+                 "eval_precomputed.json")
 #: Also deleted when the run does not resume: they describe the previous config.
 RUN_STATE = ("history.json", CHECKPOINT, PREVIOUS, CORRUPT, "config.json", "env.json")
 
@@ -247,6 +249,21 @@ def _finish(cfg, chash, model, task, data, device, autocast, history, freeze, tr
     return metrics
 
 
+def _precompute_evaluation(cfg: dict, device: str) -> None:
+    """Evaluate the finished run here, for the workflow's evaluate job (saves it a torch start-up).
+    Best effort: a failure is logged and the evaluate job then evaluates from scratch."""
+    from .evaluate import precompute_in_training_process
+
+    try:
+        path = precompute_in_training_process(cfg, device.split(":")[0])
+    except Exception as e:  # noqa: BLE001 -- training is done; its evaluate job can still evaluate
+        log.warning("could not evaluate the run in the training process (%s: %s); its evaluate job will",
+                    type(e).__name__, e)
+        return
+    if path is not None:
+        log.info("evaluation for the evaluate job stored in %s", path)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--run-config", help="resolved run config: a JSON string or a path to a JSON file")
@@ -260,9 +277,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, help="torch CPU threads (overrides runtime.threads)")
     p.add_argument("--record-divergence", action="store_true",
                    help="on a NaN/inf loss write status.json 'diverged' and exit 0 (the workflow's mode)")
+    p.add_argument("--no-precompute-eval", action="store_true",
+                   help="on CPU, do not also run the evaluation for the workflow's evaluate job "
+                        "(autonorm.eval_cache); that job then evaluates from scratch")
     p.add_argument("--stop-after-epochs", type=int, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(asctime)s %(levelname)s %(message)s")
+    keep_freed_memory()
 
     if args.run_config:
         text = args.run_config
@@ -290,6 +311,8 @@ def main(argv: list[str] | None = None) -> int:
                 write_json_atomic(status_path, {"status": "diverged", "message": str(e), "config_hash": chash})
                 return 0
             if metrics is not None:
+                if not args.no_precompute_eval:
+                    _precompute_evaluation(cfg, metrics["cost"]["device"])
                 write_json_atomic(status_path, {"status": "ok", "test": metrics["test"], "config_hash": chash})
     except RunFolderBusy as e:
         log.error("%s", e)

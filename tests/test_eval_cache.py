@@ -1,0 +1,125 @@
+"""Evaluation computed in the training process (autonorm.eval_cache): the evaluate job writes the
+same bytes as a fresh evaluation, and evaluates from scratch whenever any input of the result
+differs."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from autonorm import eval_cache, evaluate
+from autonorm.train import main as train_main
+from core_fixtures import make_processed, run_config
+
+
+def _train(tmp_path, task, name="run", *extra, **cfg_updates):
+    data = make_processed(tmp_path / "data", task)
+    cfg = run_config(data, tmp_path / name, method="autonorm_s", epochs=2)
+    cfg.update(cfg_updates)
+    assert train_main(["--run-config", json.dumps(cfg), "--threads", "1", *extra]) == 0
+    return data, tmp_path / name
+
+
+def _eval(run, data, out, *extra):
+    args = ["--run-dir", str(run), "--data-dir", str(data), "--out", str(out), "--threads", "1",
+            "--device", "cpu", "--batch-size", "1000", *extra]
+    assert evaluate.main(args) == 0
+    return out.read_bytes()
+
+
+@pytest.fixture
+def count_evaluations(monkeypatch):
+    calls = []
+    real = evaluate.evaluate_run
+    monkeypatch.setattr(evaluate, "evaluate_run", lambda *a, **k: calls.append(a) or real(*a, **k))
+    return calls
+
+
+@pytest.mark.parametrize("task", ["image_classification", "regression", "token_classification"])
+def test_stored_evaluation_is_byte_identical_to_a_fresh_one(tmp_path, task, count_evaluations):
+    data, run = _train(tmp_path, task)
+    assert (run / eval_cache.PRECOMPUTED).exists()
+    n_train = len(count_evaluations)  # the training process's own evaluation
+    stored = _eval(run, data, tmp_path / "a.json")
+    assert len(count_evaluations) == n_train, "the evaluate job evaluated again despite a matching key"
+    fresh = _eval(run, data, tmp_path / "b.json", "--recompute")
+    assert len(count_evaluations) == n_train + 1
+    assert stored == fresh
+    if task == "image_classification":
+        assert json.loads(stored)["rotation"] is not None
+
+
+def test_hit_path_does_not_import_torch(tmp_path):
+    data, run = _train(tmp_path, "regression")
+    code = ("import sys; from autonorm.evaluate import main; "
+            f"rc = main(['--run-dir', {str(run)!r}, '--data-dir', {str(data)!r}, '--out', "
+            f"{str(tmp_path / 'o.json')!r}, '--threads', '1', '--device', 'cpu']); "
+            "sys.exit(3 if 'torch' in sys.modules else rc)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "using the evaluation its training process computed" in r.stdout
+    assert json.loads((tmp_path / "o.json").read_text())["test"]
+
+
+def _changed_model(run):
+    sd = torch.load(run / "model.pt", weights_only=True)
+    for v in sd.values():
+        if v.is_floating_point():
+            v.add_(0.5)
+    torch.save(sd, run / "model.pt")
+
+
+@pytest.mark.parametrize("change", ["batch_size", "threads", "model", "code", "data_meta", "test_split",
+                                    "device_auto_gpu", "corruptions"])
+def test_any_changed_input_evaluates_from_scratch(tmp_path, change, monkeypatch, count_evaluations):
+    data, run = _train(tmp_path, "image_classification")
+    n = len(count_evaluations)
+    extra = []
+    if change == "batch_size":
+        extra = ["--batch-size", "7"]
+    elif change == "threads":
+        extra = ["--threads", "2"]
+    elif change == "model":
+        _changed_model(run)
+    elif change == "code":
+        monkeypatch.setattr(eval_cache, "_CODE_FINGERPRINT", "edited")
+    elif change == "data_meta":
+        meta = json.loads((data / "meta.json").read_text())
+        (data / "meta.json").write_text(json.dumps(meta | {"description": "other"}))
+    elif change == "test_split":  # meta.json unchanged (the fixture's records no checksums)
+        split = torch.load(data / "test.pt", weights_only=True)
+        torch.save({"x": split["x"].flip(0), "y": split["y"]}, data / "test.pt")
+    elif change == "device_auto_gpu":
+        monkeypatch.setattr(eval_cache, "accelerator_may_be_visible", lambda: True)
+        extra = ["--device", "auto"]
+    why = eval_cache.lookup(run, data, "somewhere" if change == "corruptions" else None,
+                            "auto" if change == "device_auto_gpu" else "cpu",
+                            7 if change == "batch_size" else 1000, 3, 2 if change == "threads" else 1)
+    assert why[0] is None, f"{change}: the stored evaluation would be reused ({why[1]})"
+    if change == "corruptions":
+        return  # a corruption set needs a corruption folder; the key alone is the check here
+    out = _eval(run, data, tmp_path / "e.json", *extra)
+    assert len(count_evaluations) == n + 1, f"{change}: not evaluated from scratch"
+    if change == "model":  # the stored numbers were of the old weights: they must not be the output
+        assert json.loads(out)["test"] != json.loads((run / eval_cache.PRECOMPUTED).read_text())["result"]["test"]
+
+
+def test_no_precompute_flag_and_a_retrain_leave_no_stale_file(tmp_path):
+    data, run = _train(tmp_path, "regression")
+    assert (run / eval_cache.PRECOMPUTED).exists()
+    # the same folder retrained with another config, without the precompute: the old file is gone
+    _train(tmp_path, "regression", "run", "--no-precompute-eval", seed=1)
+    assert not (run / eval_cache.PRECOMPUTED).exists()
+
+
+def test_key_hand_check(tmp_path):
+    """The key holds each file's sha256 as `sha256sum` would print it."""
+    import hashlib
+
+    data, run = _train(tmp_path, "regression")
+    key = json.loads((run / eval_cache.PRECOMPUTED).read_text())["key"]
+    assert key["run_files"]["model.pt"] == hashlib.sha256((run / "model.pt").read_bytes()).hexdigest()
+    assert key["data_meta"] == hashlib.sha256((data / "meta.json").read_bytes()).hexdigest()
+    assert (key["device"], key["threads"], key["batch_size"], key["corruptions"]) == ("cpu", 1, 1000, None)

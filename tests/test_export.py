@@ -1,0 +1,84 @@
+"""Opt-in export (autonorm.export): a gate that never mixes becomes its one branch."""
+
+import json
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from autonorm import export
+from autonorm.norms import AutoNorm
+from autonorm.train import train_run
+from core_fixtures import make_processed, run_config
+
+
+def test_prune_plan_by_hand():
+    ranges = {
+        "block0.attn": {"dyt": {"min": 0.0, "max": 0.0004}, "ln": {"min": 0.9996, "max": 1.0}},  # LN only
+        "block0.mlp": {"dyt": {"min": 0.2, "max": 0.9}, "ln": {"min": 0.1, "max": 0.8}},  # mixes: stays
+        "block1.attn": {"dyt": {"min": 0.998, "max": 1.0}, "ln": {"min": 0.0, "max": 0.002}},  # above 1e-3
+    }
+    assert export.prune_plan(ranges, 1e-3) == {"block0.attn": "ln"}
+    assert export.prune_plan(ranges, 0.005) == {"block0.attn": "ln", "block1.attn": "dyt"}
+    assert export.prune_plan(ranges, 0.0) == {}
+
+
+class _Holder(torch.nn.Module):
+    def __init__(self, norm):
+        super().__init__()
+        self.norm = norm
+
+
+def test_kept_branch_is_exactly_that_branch():
+    torch.manual_seed(0)
+    norm = AutoNorm(8)
+    norm.selector_name = "n"
+    with torch.no_grad():
+        norm.ln.weight.uniform_(0.5, 1.5)
+        norm.ln.bias.uniform_(-1, 1)
+    holder = _Holder(norm)
+    assert export.apply_plan(holder, {"n": "ln"}) == 1
+    x = torch.randn(3, 5, 8)
+    # hand form of LN(x) with the branch's own gain and bias
+    mu, var = x.mean(-1, keepdim=True), x.var(-1, unbiased=False, keepdim=True)
+    want = (x - mu) / torch.sqrt(var + 1e-5) * norm.ln.weight + norm.ln.bias
+    torch.testing.assert_close(holder.norm(x, mask=None), want, rtol=1e-5, atol=1e-5)
+    assert not any("selector" in k for k in holder.state_dict())
+
+
+def test_export_of_a_trained_run_reports_its_accuracy_change(tmp_path):
+    data = make_processed(tmp_path / "data", "image_classification")
+    run = tmp_path / "run"
+    train_run(run_config(data, run, method="autonorm_s", epochs=2))
+    # Make one gate decisive (LN on every sample) and leave the others as trained.
+    sd = torch.load(run / "model.pt", weights_only=True)
+    sd["encoder.blocks.0.norm1.selector.mlp.2.bias"] = torch.tensor([-50.0, 50.0])
+    torch.save(sd, run / "model.pt")
+
+    assert export.main(["--run-dir", str(run), "--data-dir", str(data), "--out", str(tmp_path / "exp")]) == 0
+    report = json.loads((tmp_path / "exp" / "export.json").read_text())
+    assert report["plan"].get("block0.attn") == "ln"
+    assert report["ranges"]["block0.attn"]["dyt"]["max"] <= 1e-3
+    assert set(report["test_change"]) >= {"accuracy"}
+    assert report["test_change"]["accuracy"] == pytest.approx(
+        report["test_exported"]["accuracy"] - report["test_full"]["accuracy"])
+
+    # the exported model reloads and gives the outputs of the full model up to the dropped weight
+    from autonorm.data import load_processed
+    from autonorm.tasks import Task, load_trained_model
+
+    d = load_processed(data)
+    full = load_trained_model(run, d.meta, torch.device("cpu"))
+    small = export.load_exported(tmp_path / "exp", d.meta)
+    assert sum(p.numel() for p in small.parameters()) < sum(p.numel() for p in full.parameters())
+    task = Task(d.meta, run_config(data, run)["train"], torch.device("cpu"))
+    x, _ = d.split("test")
+    with torch.no_grad():
+        a, b = full(task.inputs(x)), small(task.inputs(x))
+    assert F.softmax(a, -1).sub(F.softmax(b, -1)).abs().max() < 1e-3
+
+
+def test_threshold_out_of_range_is_refused(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        export.main(["--run-dir", "r", "--data-dir", "d", "--out", str(tmp_path), "--threshold", "0.7"])
+    assert "--threshold must be in [0, 0.5)" in capsys.readouterr().err
