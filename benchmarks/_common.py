@@ -85,12 +85,18 @@ def base_parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=1,
                    help="torch CPU threads (default 1: on a shared machine, 2+ OpenMP threads inflate times "
                         "many-fold whenever another process holds a core; 0 = torch's default)")
+    p.add_argument("--no-malloc-tuning", action="store_true",
+                   help="glibc's default malloc thresholds (autonorm.malloc_tuning is what the trainer uses)")
     return p
 
 
-def setup_torch(threads: int | None) -> None:
+def setup_torch(threads: int | None, malloc_tuning: bool = True) -> None:
     if threads:  # 0 / None: torch's default
         torch.set_num_threads(threads)
+    if malloc_tuning:  # as autonorm-train and autonorm-evaluate do
+        from autonorm.malloc_tuning import keep_freed_memory
+
+        keep_freed_memory()
     # as the trainer (runtime.deterministic: true)
     torch.use_deterministic_algorithms(True, warn_only=True)
 

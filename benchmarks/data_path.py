@@ -61,7 +61,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     repeats = args.repeats or (3 if args.quick else 7)
     warmup = args.warmup or 1
-    C.setup_torch(args.threads)
+    C.setup_torch(args.threads, not args.no_malloc_tuning)
     print("# Data path: loader vs model samples/s (benchmarks/data_path.py)")
     print(f"machine: {C.machine_line()}; model: {repeats} timed steps after {warmup} warm-up; loader: "
           f"{20 * repeats} timed batches; interleaved; medians of process CPU time (wall in brackets)")

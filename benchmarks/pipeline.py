@@ -36,6 +36,12 @@ from pathlib import Path
 import _common as C
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+# The same Snakemake, printing its own process CPU time (not its jobs') when it exits.
+SNAKEMAKE_OWN_CPU = [sys.executable, "-c",
+                     "import atexit, resource, sys\n"
+                     "atexit.register(lambda: sys.stderr.write('SNAKEMAKE_OWN_CPU %.3f\\n' % "
+                     "sum(resource.getrusage(resource.RUSAGE_SELF)[:2])))\n"
+                     "from snakemake.cli import main\nsys.argv[0] = 'snakemake'\nmain()"]
 
 
 def run(cmd: list[str], cwd: Path, timeout: float | None = None) -> tuple[float, subprocess.CompletedProcess]:
@@ -121,14 +127,14 @@ def parse_log(log: Path) -> dict[int, dict]:
     return jobs
 
 
-def bench_seconds(results: Path) -> dict[str, float]:
-    """benchmark TSV path (relative, without .tsv) -> the job's own wall seconds."""
+def bench_seconds(results: Path, column: str = "s") -> dict[str, float]:
+    """benchmark TSV path (relative, without .tsv) -> the job's own wall seconds (or ``column``)."""
     out = {}
     for f in sorted((results / "benchmarks").rglob("*.tsv")):
         with open(f) as fh:
             rows = list(csv.DictReader(fh, delimiter="\t"))
         if rows:
-            out[str(f.relative_to(results / "benchmarks"))[:-4]] = float(rows[-1]["s"])
+            out[str(f.relative_to(results / "benchmarks"))[:-4]] = float(rows[-1].get(column) or "nan")
     return out
 
 
@@ -140,13 +146,15 @@ def smoke(cores: int, timeout: float) -> dict:
         env_cmd = ["--configfile", "workflow/presets/smoke.yaml", "--config", f"results_dir={results}"]
         t_dag, p = run(SNAKEMAKE + ["-n", "--quiet", "rules", "all", *env_cmd], repo)
         n_jobs = job_count(p.stdout + p.stderr)
-        t, p = run(SNAKEMAKE + ["--cores", str(cores), "all", *env_cmd], repo, timeout=timeout)
+        t, p = run(SNAKEMAKE_OWN_CPU + ["--cores", str(cores), "all", *env_cmd], repo, timeout=timeout)
         if p.returncode != 0:
             return {"ok": False, "wall": t, "tail": (p.stdout + p.stderr)[-4000:]}
         logs = sorted((repo / ".snakemake" / "log").glob("*.snakemake.log"), key=os.path.getmtime)
         jobs = parse_log(logs[-1]) if logs else {}
         own = bench_seconds(results)
-        return {"ok": True, "wall": t, "dag": t_dag, "n_jobs": n_jobs, "jobs": jobs, "own": own, "cores": cores}
+        m = re.search(r"SNAKEMAKE_OWN_CPU ([0-9.]+)", p.stderr)
+        return {"ok": True, "wall": t, "dag": t_dag, "n_jobs": n_jobs, "jobs": jobs, "own": own, "cores": cores,
+                "own_cpu": bench_seconds(results, "cpu_time"), "snakemake_cpu": float(m.group(1)) if m else None}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -170,7 +178,9 @@ def overhead(res: dict) -> tuple[list[list], dict]:
         gap = (statistics.mean(logd) - statistics.mean(secs)) if logd else None
         if logd and len(logd) == len(secs):
             per_job += [d - s for d, s in zip(sorted(logd), sorted(secs))]
+        cpu = [c for k, c in res.get("own_cpu", {}).items() if k.split("/")[0] == folder]
         rows.append([rule, len(secs), f"{sum(secs):.1f}", f"{statistics.mean(secs):.2f}",
+                     f"{statistics.mean(cpu):.2f}" if cpu else "?",
                      f"{statistics.mean(logd):.2f}" if logd else "?", f"{gap:.2f}" if gap is not None else "?"])
     benchmarked_rules = {alias.get(f, f) for f in own_by_rule}
     unbenched = [dur[id(j)] for j in done if j["rule"] not in benchmarked_rules]
@@ -186,6 +196,7 @@ def overhead(res: dict) -> tuple[list[list], dict]:
 def main(argv=None) -> int:
     p = C.base_parser(__doc__.splitlines()[0])
     p.add_argument("--no-smoke", action="store_true", help="skip the smoke DAG run")
+    p.add_argument("--smoke-only", action="store_true", help="skip the dry runs of the paper grid")
     p.add_argument("--cores", type=int, default=2)
     p.add_argument("--timeout", type=float, default=1800, help="seconds allowed for the smoke DAG")
     args = p.parse_args(argv)
@@ -193,11 +204,12 @@ def main(argv=None) -> int:
     print("# Pipeline: DAG build, smoke DAG, Snakemake overhead per job (benchmarks/pipeline.py)")
     ver = subprocess.run(SNAKEMAKE + ["--version"], capture_output=True, text=True).stdout.strip()
     print(f"machine: {C.machine_line()}; snakemake {ver}; dry runs: median of {repeats}, interleaved\n")
-    print("### DAG build (`snakemake -n --quiet rules all` in the repo root)\n")
-    rows, notes = dry_runs(repeats)
-    print(C.table(rows, ["config", "jobs", "wall s", "time / paper grid", "ms per job"]))
-    for n in notes:
-        print(f"\nnote: {n}")
+    if not args.smoke_only:
+        print("### DAG build (`snakemake -n --quiet rules all` in the repo root)\n")
+        rows, notes = dry_runs(repeats)
+        print(C.table(rows, ["config", "jobs", "wall s", "time / paper grid", "ms per job"]))
+        for n in notes:
+            print(f"\nnote: {n}")
     if args.no_smoke:
         return 0
     print(f"\n### Smoke DAG (`snakemake --cores {args.cores} --configfile workflow/presets/smoke.yaml all`, "
@@ -209,13 +221,16 @@ def main(argv=None) -> int:
     rows, s = overhead(res)
     print(f"smoke DAG: {res['n_jobs']} jobs, dry run (DAG build) {res['dag']:.1f} s, whole run **{res['wall']:.1f} s** "
           f"wall on {args.cores} cores\n")
-    print(C.table(rows, ["rule (benchmarked)", "jobs", "sum own s", "mean own s", "mean log duration s",
-                         "log - own per job s"]))
+    print(C.table(rows, ["rule (benchmarked)", "jobs", "sum own s", "mean own s", "mean own CPU s",
+                         "mean log duration s", "log - own per job s"]))
     print(f"\njobs finished per the log: {s['n_done']}; sum of own times of benchmarked jobs {s['sum_own']:.1f} s; "
           f"{s['n_unbenched']} jobs without a benchmark file took {s['sum_unbenched']:.1f} s by the log")
     if s["per_job_log"] is not None:
         print(f"Snakemake overhead per job, log duration - own time (mean over benchmarked jobs): "
               f"**{s['per_job_log']:.2f} s**")
+    if res.get("snakemake_cpu") is not None:
+        print(f"Snakemake's own process CPU time (scheduling, file checks, logs; not its jobs): "
+              f"**{res['snakemake_cpu']:.1f} s**, {res['snakemake_cpu'] / max(s['n_done'], 1):.2f} s per job")
     print(f"core-seconds outside any job per job ({args.cores} x wall - job times) / jobs: "
           f"**{s['core_s_per_job']:.2f} s** (upper bound; counts idle cores)")
     print(f"the issue's formula, (wall - job times) / jobs, ignoring that {args.cores} jobs run at once: "

@@ -113,7 +113,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     repeats = args.repeats or (3 if args.quick else 5)
     warmup = args.warmup or 1
-    C.setup_torch(args.threads)
+    C.setup_torch(args.threads, not args.no_malloc_tuning)
     methods = args.methods or [m for m in C.load_config()["methods"] if m in METHODS]
     if "frozen_ln" not in methods:
         methods = ["frozen_ln"] + methods
