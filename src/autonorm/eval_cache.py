@@ -37,6 +37,8 @@ _CODE_FINGERPRINT: str | None = None
 
 
 def sha256_file(path: str | os.PathLike) -> str:
+    # Not autonorm.data.integrity.file_hash: importing autonorm.data imports torch, which the
+    # evaluate job's hit path exists to avoid.
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
