@@ -26,7 +26,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from .norms import GatedNorm, gated_norms
+from .norms import GatedNorm, recording_gates
 
 
 class SingleBranchNorm(nn.Module):
@@ -44,12 +44,9 @@ class SingleBranchNorm(nn.Module):
 def gate_ranges(model: nn.Module, task, x: torch.Tensor, y: torch.Tensor, batch_size: int) -> dict:
     """Per learned gated norm: (min, max) of each branch's weight over every sample of (x, y)."""
     model.eval()
-    learned = {n: m for n, m in gated_norms(model).items() if hasattr(m, "selector")}
-    lo = {n: None for n in learned}
-    hi = {n: None for n in learned}
-    for m in learned.values():
-        m.record = True
-    try:
+    with recording_gates(model) as learned:
+        lo = {n: None for n in learned}
+        hi = {n: None for n in learned}
         for i in range(0, x.shape[0], batch_size):
             xb, _ = task.trim_padding(x[i:i + batch_size], y[i:i + batch_size])
             model(task.inputs(xb))
@@ -58,9 +55,6 @@ def gate_ranges(model: nn.Module, task, x: torch.Tensor, y: torch.Tensor, batch_
                 bmin, bmax = w.min(0).values, w.max(0).values
                 lo[n] = bmin if lo[n] is None else torch.minimum(lo[n], bmin)
                 hi[n] = bmax if hi[n] is None else torch.maximum(hi[n], bmax)
-    finally:
-        for m in learned.values():
-            m.record, m.last_weights = False, None
     return {n: {c: {"min": float(lo[n][i]), "max": float(hi[n][i])} for i, c in enumerate(m.choice_names)}
             for n, m in learned.items()}
 

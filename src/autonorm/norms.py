@@ -465,6 +465,20 @@ def selectors(model: nn.Module) -> dict[str, NormSelector]:
     return {n: m.selector for n, m in gated_norms(model).items() if hasattr(m, "selector")}
 
 
+@contextlib.contextmanager
+def recording_gates(model: nn.Module):
+    """Yield the model's learned gated norms (keyed like ``selectors``) with ``record`` on, so each
+    forward leaves its weights in ``last_weights``; afterwards recording is off and they are dropped."""
+    learned = {n: m for n, m in gated_norms(model).items() if hasattr(m, "selector")}
+    for m in learned.values():
+        m.record = True
+    try:
+        yield learned
+    finally:
+        for m in learned.values():
+            m.record, m.last_weights = False, None
+
+
 def freeze_selectors(model: nn.Module) -> int:
     """Freeze every learned selector; returns how many were frozen."""
     sels = selectors(model)

@@ -3,6 +3,7 @@ the eval loop, and rebuilding a trained model from its run folder."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import random
@@ -15,7 +16,7 @@ from torch import nn
 from .data.augment import normalize_images, random_crop_flip
 from .metrics import IGNORE_INDEX, task_metrics
 from .models import build_model
-from .norms import gate_entropy, gated_norms
+from .norms import gate_entropy, recording_gates
 
 
 # Tasks whose inputs are token ids padded with ``pad_id``.
@@ -132,12 +133,9 @@ def run_eval(model: nn.Module, task: Task, x: torch.Tensor, y: torch.Tensor, bat
              autocast: bool = False, gates: bool = False) -> tuple[float, dict, dict | None]:
     """Loss, metrics and (optionally) per-selector gate diagnostics on one split."""
     model.eval()
-    learned = {n: m for n, m in gated_norms(model).items() if hasattr(m, "selector")} if gates else {}
-    for m in learned.values():
-        m.record = True
-    sums = {n: {"h": 0.0, "w": 0.0} for n in learned}
-    outs, total_loss, count = [], 0.0, 0
-    try:
+    with recording_gates(model) if gates else contextlib.nullcontext({}) as learned:
+        sums = {n: {"h": 0.0, "w": 0.0} for n in learned}
+        outs, total_loss, count = [], 0.0, 0
         for i in range(0, x.shape[0], batch_size):
             xb, yb = task.trim_padding(x[i:i + batch_size], y[i:i + batch_size])
             with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=autocast):
@@ -152,9 +150,6 @@ def run_eval(model: nn.Module, task: Task, x: torch.Tensor, y: torch.Tensor, bat
                 w = m.last_weights.float()
                 sums[n]["h"] += float(gate_entropy(w).sum())
                 sums[n]["w"] += float(w[:, 0].sum())
-    finally:
-        for m in learned.values():
-            m.record, m.last_weights = False, None
     metrics = task_metrics(task.kind, torch.cat(outs), y, task.meta)
     gate_stats = None
     if learned:
