@@ -123,3 +123,109 @@ def test_key_hand_check(tmp_path):
     assert key["run_files"]["model.pt"] == hashlib.sha256((run / "model.pt").read_bytes()).hexdigest()
     assert key["data_meta"] == hashlib.sha256((data / "meta.json").read_bytes()).hexdigest()
     assert (key["device"], key["threads"], key["batch_size"], key["corruptions"]) == ("cpu", 1, 1000, None)
+
+
+# --------------------------------------------------------------------------- a corruption set
+def _corruption_set(data, root, name="tiny_c", seed=0):
+    """A corruption set in the official CIFAR-10-C layout (NHWC uint8 per corruption, severity s in
+    rows (s-1)*n .. s*n, labels.npy) beside the data, as the workflow lays it out."""
+    import numpy as np
+
+    from autonorm.data import CORRUPTIONS
+
+    split = torch.load(data / "test.pt", weights_only=True)
+    n = split["y"].shape[0]
+    rng = np.random.default_rng(seed)
+    d = root / "corruptions" / name
+    d.mkdir(parents=True)
+    base = split["x"].permute(0, 2, 3, 1).numpy()
+    for c in CORRUPTIONS:
+        noise = rng.integers(0, 40, size=(5 * n,) + base.shape[1:])
+        np.save(d / f"{c}.npy", np.clip(np.tile(base, (5, 1, 1, 1)) + noise, 0, 255).astype(np.uint8))
+    np.save(d / "labels.npy", np.tile(split["y"].numpy(), 5).astype(np.int64))
+    meta_name = json.loads((data / "meta.json").read_text())["name"]
+    (d / "meta.json").write_text(json.dumps({"name": name, "generated": True, "source": "test fixture",
+                                             "corruptions": list(CORRUPTIONS), "severities": 5,
+                                             "n_per_severity": int(n), "source_dataset": meta_name}))
+    return d
+
+
+def _train_with_set_beside(tmp_path):
+    data = make_processed(tmp_path / "data", "image_classification")
+    corr = _corruption_set(data, tmp_path)  # tmp_path/data/<task> and tmp_path/corruptions/<set>
+    assert eval_cache.corruption_set_beside(data) == corr
+    cfg = run_config(data, tmp_path / "run", method="autonorm_s", epochs=2)
+    assert train_main(["--run-config", json.dumps(cfg), "--threads", "1"]) == 0
+    return data, corr, tmp_path / "run"
+
+
+def test_a_corruption_set_already_built_is_evaluated_in_the_training_process(tmp_path, count_evaluations):
+    data, corr, run = _train_with_set_beside(tmp_path)
+    from autonorm.data import CORRUPTIONS
+
+    key = json.loads((run / eval_cache.PRECOMPUTED).read_text())["key"]
+    assert set(key["corruptions"]) == {"meta.json", "labels.npy"} | {f"{c}.npy" for c in CORRUPTIONS}
+    n = len(count_evaluations)
+    stored = _eval(run, data, tmp_path / "a.json", "--corruptions", str(corr))
+    assert len(count_evaluations) == n, "the evaluate job evaluated again despite a matching key"
+    fresh = _eval(run, data, tmp_path / "b.json", "--corruptions", str(corr), "--recompute")
+    assert stored == fresh
+    assert json.loads(stored)["corruption_summary"]["mean_all"] is not None
+    # without --corruptions the stored result (which has them) is not what the job asks for
+    _eval(run, data, tmp_path / "c.json")
+    assert len(count_evaluations) == n + 2
+
+
+def test_a_changed_corruption_file_evaluates_from_scratch(tmp_path, count_evaluations):
+    import numpy as np
+
+    data, corr, run = _train_with_set_beside(tmp_path)
+    arr = np.load(corr / "brightness.npy")
+    np.save(corr / "brightness.npy", 255 - arr)  # same shape and dtype, other images
+    n = len(count_evaluations)
+    out = json.loads(_eval(run, data, tmp_path / "a.json", "--corruptions", str(corr)))
+    assert len(count_evaluations) == n + 1
+    stored = json.loads((run / eval_cache.PRECOMPUTED).read_text())["result"]
+    assert out["corruptions"]["brightness"] != stored["corruptions"]["brightness"]
+
+
+def test_a_set_built_after_training_evaluates_from_scratch(tmp_path, count_evaluations):
+    data, run = _train(tmp_path, "image_classification")
+    assert json.loads((run / eval_cache.PRECOMPUTED).read_text())["key"]["corruptions"] is None
+    corr = _corruption_set(data, tmp_path)
+    n = len(count_evaluations)
+    _eval(run, data, tmp_path / "a.json", "--corruptions", str(corr))
+    assert len(count_evaluations) == n + 1
+
+
+def test_nothing_is_stored_when_the_set_changes_while_the_training_process_evaluates(tmp_path, monkeypatch,
+                                                                                    caplog):
+    data = make_processed(tmp_path / "data", "image_classification")
+    corr = _corruption_set(data, tmp_path)
+    real = evaluate.evaluate_run
+
+    def evaluate_while_the_set_is_rebuilt(*a, **k):
+        result = real(*a, **k)
+        _corruption_set(data, tmp_path / "rebuilt", seed=1)
+        for f in (tmp_path / "rebuilt" / "corruptions" / "tiny_c").iterdir():
+            f.replace(corr / f.name)
+        return result
+
+    monkeypatch.setattr(evaluate, "evaluate_run", evaluate_while_the_set_is_rebuilt)
+    cfg = run_config(data, tmp_path / "run", method="autonorm_s", epochs=1)
+    assert train_main(["--run-config", json.dumps(cfg), "--threads", "1"]) == 0
+    assert (tmp_path / "run" / "metrics.json").exists()
+    assert not (tmp_path / "run" / eval_cache.PRECOMPUTED).exists()
+    assert "changed while the training process evaluated" in caplog.text
+
+
+def test_corruption_set_beside_needs_exactly_one_set_of_this_dataset(tmp_path):
+    data = make_processed(tmp_path / "data", "image_classification")
+    assert eval_cache.corruption_set_beside(data) is None  # no corruptions folder
+    first = _corruption_set(data, tmp_path, "one")
+    other = _corruption_set(data, tmp_path, "of_another_dataset")
+    meta = json.loads((other / "meta.json").read_text())
+    (other / "meta.json").write_text(json.dumps(meta | {"source_dataset": "mnist"}))
+    assert eval_cache.corruption_set_beside(data) == first
+    _corruption_set(data, tmp_path, "two")
+    assert eval_cache.corruption_set_beside(data) is None  # ambiguous: the training process skips it

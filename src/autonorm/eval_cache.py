@@ -8,15 +8,23 @@ loaded from the saved ``model.pt``, same batch size and thread count), and store
 
 * sha256 of the run's ``config.json``, ``metrics.json``, ``model.json`` and ``model.pt``;
 * sha256 of the processed dataset's ``meta.json`` and of the test splits evaluation reads;
-* the evaluation arguments: corruption set (none), batch size, severity, device (cpu), threads;
+* sha256 of every file of the corruption set evaluation reads (``meta.json``, ``labels.npy`` and
+  one ``.npy`` per corruption), or none;
+* the evaluation arguments: batch size, severity, device (cpu), threads;
 * a fingerprint of this package's source files and the torch version.
 
 ``autonorm-evaluate`` recomputes the key from the files and its own arguments, without importing
 torch, and writes the stored result only when every part matches; otherwise (another batch size,
-a GPU that "auto" could pick, a retrained model, edited code, a corruption set, ``--recompute``)
+a GPU that "auto" could pick, a retrained model, edited code, another or no corruption set,
+``--recompute``)
 it evaluates from scratch. The evaluation DAG is unchanged: the evaluate job still runs, still
 checks the run folder, and still writes the same JSON, byte for byte
 (tests/test_eval_cache.py compares both ways).
+
+The workflow's corruption set is built by its own job, which the training job does not wait for.
+A training job uses the set only when it is already there (``corruption_set_beside``), hashes its
+files before and after evaluating, and stores nothing if they changed in between; when the set
+came later, the key lacks it and the evaluate job evaluates from scratch.
 """
 
 from __future__ import annotations
@@ -30,7 +38,7 @@ from pathlib import Path
 from .io_utils import read_json, write_json_atomic
 
 PRECOMPUTED = "eval_precomputed.json"
-FORMAT = 1
+FORMAT = 2  # 2: the corruption set is keyed by its files' contents, not its path
 RUN_FILES = ("config.json", "metrics.json", "model.json", "model.pt")
 EVAL_SPLIT_FILES = ("test.pt", "test_rot90.pt")
 _CODE_FINGERPRINT: str | None = None
@@ -72,13 +80,35 @@ def eval_key(run_dir, data_dir, corruptions, device: str, batch_size: int, sever
         "data_meta": sha256_file(data_dir / "meta.json"),
         # the splits evaluation reads, hashed here too: a hand-written meta.json may record no checksums
         "data_files": {p.name: sha256_file(p) for p in (data_dir / f for f in EVAL_SPLIT_FILES) if p.exists()},
-        "corruptions": str(corruptions) if corruptions else None,
+        "corruptions": corruption_files(corruptions) if corruptions else None,
         "device": device,
         "batch_size": int(batch_size),
         "severity": int(severity),
         "threads": int(threads),
         "code": code_fingerprint(),
     }
+
+
+def corruption_files(corr_dir) -> dict:
+    """sha256 of each file of a corruption set that evaluation reads (storage.load_corruptions)."""
+    corr_dir = Path(corr_dir)
+    names = ["meta.json", "labels.npy"] + [f"{c}.npy" for c in read_json(corr_dir / "meta.json")["corruptions"]]
+    return {name: sha256_file(corr_dir / name) for name in names}
+
+
+def corruption_set_beside(data_dir) -> Path | None:
+    """The corruption set already built from this processed dataset in the workflow's layout
+    (``<results>/corruptions/<set>/`` beside ``<results>/data/<dataset>/``, see
+    workflow/rules/common.smk): the one folder there whose meta.json names this dataset as its
+    source. None when there is none, or more than one."""
+    data_dir = Path(data_dir)
+    try:
+        name = read_json(data_dir / "meta.json").get("name")
+        found = [p.parent for p in sorted((data_dir.parent.parent / "corruptions").glob("*/meta.json"))
+                 if read_json(p).get("source_dataset") == name]
+    except (OSError, ValueError):
+        return None
+    return found[0] if len(found) == 1 else None
 
 
 def accelerator_may_be_visible() -> bool:
@@ -106,6 +136,9 @@ def lookup(run_dir, data_dir, corruptions, device: str, batch_size: int, severit
         return None, f"--device {device}"
     try:
         stored = read_json(path)
+        if ((stored.get("key") or {}).get("corruptions") is None) != (corruptions is None):
+            # decided without hashing a corruption set (the official one is 2.3 GB)
+            return None, f"{PRECOMPUTED} was computed for other inputs (differs in: corruptions)"
         key = eval_key(run_dir, data_dir, corruptions, "cpu", batch_size, severity, threads)
     except (OSError, ValueError) as e:
         return None, f"{path} or a file of its key is unreadable ({e})"
@@ -115,8 +148,12 @@ def lookup(run_dir, data_dir, corruptions, device: str, batch_size: int, severit
     return stored["result"], "key matches"
 
 
-def store(run_dir, data_dir, batch_size: int, severity: int, threads: int, result: dict) -> Path:
-    key = eval_key(run_dir, data_dir, None, "cpu", batch_size, severity, threads)
+def store(key: dict, run_dir, data_dir, corruptions, result: dict) -> Path | None:
+    """Store ``result``, computed from the inputs ``key`` (taken before evaluating) describes. The
+    key is taken again first: when any input changed meanwhile, nothing is stored (None)."""
+    now = eval_key(run_dir, data_dir, corruptions, key["device"], key["batch_size"], key["severity"], key["threads"])
+    if now != key:
+        return None
     path = Path(run_dir) / PRECOMPUTED
     write_json_atomic(path, {"key": key, "result": result})
     return path

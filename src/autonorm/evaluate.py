@@ -156,20 +156,20 @@ def evaluate_run(run_dir: str | Path, data_dir: str | Path, corr_dir: str | Path
 def precompute_in_training_process(cfg: dict, device_type: str) -> Path | None:
     """In a training job that ran on CPU: evaluate the finished run as the workflow's evaluate job
     would (same function, batch size, severity and thread count, the model read back from
-    ``model.pt``) and store it for that job (eval_cache). Returns the file, or None when the run
-    is not eligible (not CPU, a corruption set to evaluate, no thread count)."""
+    ``model.pt``, the corruption set if it is already built) and store it for that job
+    (eval_cache). Returns the file, or None when the run is not eligible (not CPU, no thread
+    count) or an input changed while it evaluated."""
     import torch
-
-    from .data import CORRUPTION_SETS
 
     threads = (cfg.get("runtime") or {}).get("threads")
     if device_type != "cpu" or not threads:
         return None
-    if cfg["dataset"] in {c["source"] for c in CORRUPTION_SETS.values()}:
-        return None  # its evaluate job reads a corruption set this process does not have
     ecfg = cfg.get("evaluation", {})
     batch_size = int(ecfg.get("corruption_batch_size", 1000))
     severity = int(ecfg.get("corruption_severity", 3))
+    corruptions = eval_cache.corruption_set_beside(cfg["data_dir"])
+    key = eval_cache.eval_key(cfg["out_dir"], cfg["data_dir"], corruptions, "cpu", batch_size, severity,
+                              int(threads))
     # as in a fresh autonorm-evaluate process: torch's default (non-deterministic-mode) kernels
     det = torch.are_deterministic_algorithms_enabled()
     warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
@@ -177,9 +177,13 @@ def precompute_in_training_process(cfg: dict, device_type: str) -> Path | None:
     torch.use_deterministic_algorithms(False)
     torch.set_num_threads(int(threads))
     try:
-        result = evaluate_run(cfg["out_dir"], cfg["data_dir"], None, "cpu", batch_size, severity,
+        result = evaluate_run(cfg["out_dir"], cfg["data_dir"], corruptions, "cpu", batch_size, severity,
                               run_config_hash(cfg))
-        return eval_cache.store(cfg["out_dir"], cfg["data_dir"], batch_size, severity, int(threads), result)
+        path = eval_cache.store(key, cfg["out_dir"], cfg["data_dir"], corruptions, result)
+        if path is None:
+            log.warning("an input of the evaluation changed while the training process evaluated; "
+                        "nothing stored, the evaluate job will evaluate from scratch")
+        return path
     finally:
         torch.use_deterministic_algorithms(det, warn_only=warn_only)
         torch.set_num_threads(old_threads)

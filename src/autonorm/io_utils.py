@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Union
@@ -73,9 +74,11 @@ def _atomic_write_bytes(path: PathLike, data: bytes) -> Path:
 
 def _json_default(obj: Any) -> Any:
     """Make numpy scalars/arrays and Paths serialisable (why: metrics are often numpy)."""
-    try:
-        import numpy as np  # local import: io_utils must stay importable without numpy
-
+    if isinstance(obj, Path):
+        return str(obj)
+    # Only a loaded numpy can have made obj: importing it here would cost a torch-free job 0.1 s.
+    np = sys.modules.get("numpy")
+    if np is not None:
         if isinstance(obj, np.integer):
             return int(obj)
         if isinstance(obj, np.floating):
@@ -84,10 +87,6 @@ def _json_default(obj: Any) -> Any:
             return bool(obj)
         if isinstance(obj, np.ndarray):
             return obj.tolist()
-    except ImportError:  # pragma: no cover
-        pass
-    if isinstance(obj, Path):
-        return str(obj)
     if hasattr(obj, "item"):
         return obj.item()
     raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
@@ -106,12 +105,8 @@ def _sanitize(obj: Any) -> Any:
 
 def write_json_atomic(path: PathLike, obj: Any, indent: int = 2, sort_keys: bool = False) -> Path:
     """Serialise ``obj`` as JSON (NaN/inf -> null) and write it atomically."""
-    try:
-        import numpy as np  # noqa: F401
-
-        obj = json.loads(json.dumps(obj, default=_json_default))
-    except ImportError:  # pragma: no cover
-        pass
+    # One round trip makes numpy values plain (via _json_default), so _sanitize sees every float.
+    obj = json.loads(json.dumps(obj, default=_json_default))
     text = json.dumps(_sanitize(obj), indent=indent, sort_keys=sort_keys, default=_json_default,
                       allow_nan=False)
     return _atomic_write_bytes(path, (text + "\n").encode("utf-8"))
