@@ -71,6 +71,23 @@ def test_paper_grid_dry_run_job_counts(tmp_path):
     assert len(evals) == n_runs
 
 
+def test_building_the_dag_imports_no_torch_scipy_or_matplotlib(tmp_path):
+    """Every snakemake call (dry runs too) builds the DAG first: the Snakefile and rules import only
+    light modules (torch alone is ~2 s of start-up; see autonorm/output_names.py)."""
+    import sys
+
+    heavy = ("torch", "scipy", "matplotlib")
+    code = ("import atexit, sys\n"
+            f"atexit.register(lambda: print('HEAVY', [m for m in {heavy!r} if m in sys.modules]))\n"
+            "from snakemake.cli import main\n"
+            f"sys.argv = ['snakemake', '-n', '--quiet', '--config', 'results_dir={tmp_path}/r', "
+            f"'raw_dir={tmp_path}/raw', '--', 'all']\n"
+            "main()\n")
+    p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert "HEAVY []" in p.stdout, p.stdout[-500:]
+
+
 @pytest.mark.parametrize("override,key", [
     ("datasets=[mnist,imagenet]", "datasets"),
     ("methods=[frozen_ln,batchnorm]", "methods"),

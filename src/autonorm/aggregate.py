@@ -69,6 +69,7 @@ import pandas as pd
 
 from autonorm import provenance, stats
 from autonorm.io_utils import read_json, write_csv_atomic
+from autonorm.output_names import TABLE_NAMES
 
 REFERENCE_METHOD = "autonorm_s"
 
@@ -120,8 +121,6 @@ FREEZE_COLUMNS = ["dataset", "method", "seed", "enabled", "t_freeze", "eps_h", "
 CORRUPTION_COLUMNS = ["dataset", "method", "seed", "corruption", "severity", "accuracy",
                       "corruption_set", "standin", "corruption_generated"]
 
-TABLE_NAMES = ["summary.csv", "comparisons.csv", "runs.csv", "gates.csv", "history.csv",
-               "freeze.csv", "corruptions.csv", "datasets.csv", "baselines.csv", "ablations.csv"]
 
 _SELECTOR_RE = re.compile(r"^block(\d+)\.(\w+)$")
 

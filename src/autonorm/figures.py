@@ -50,12 +50,8 @@ from matplotlib.ticker import MaxNLocator, NullFormatter  # noqa: E402
 
 from autonorm import stats  # noqa: E402
 from autonorm.io_utils import read_table, save_figure_atomic  # noqa: E402
+from autonorm.output_names import FIGURE_FORMATS, FIGURE_NAMES, FIGURE_STEMS  # noqa: E402,F401
 
-FIGURE_STEMS = ["method_comparison", "gate_entropy", "wdyt_heatmap", "metric_vs_entropy",
-                "corruptions"]
-FIGURE_FORMATS = ["png", "pdf"]
-#: every file written by :func:`make_figures`, relative to ``--out-dir``
-FIGURE_NAMES = [f"{s}.{e}" for s in FIGURE_STEMS for e in FIGURE_FORMATS]
 
 NO_DATA = "no data for this figure in this run"
 GATED_METHODS = ("autonorm", "autonorm_s", "autonorm3")

@@ -6,7 +6,7 @@ from pathlib import Path
 from autonorm.config import check_report_grid, resolve_run_config, results_dir
 from autonorm.data import CORRUPTION_SETS as CORRUPTION_SET_INFO
 from autonorm.data import DATASETS
-from autonorm.aggregate import TABLE_NAMES
+from autonorm.output_names import FIGURE_NAMES, TABLE_NAMES
 from autonorm.variants import active_variants, same_runs, teacher_run_dir, variant_datasets
 
 R = results_dir(config)
@@ -183,8 +183,6 @@ def expected_config_hash(wildcards):
 
 
 def report_outputs():
-    from autonorm.figures import FIGURE_NAMES
-
     return [REPORT_MD] + [f"{FIGURES_DIR}/{f}" for f in FIGURE_NAMES]
 
 
@@ -199,8 +197,6 @@ def evaluate_inputs(wildcards):
 
 
 def figure_outputs():
-    from autonorm.figures import FIGURE_NAMES
-
     paths = [f"{FIGURES_DIR}/{f}" for f in FIGURE_NAMES]
     # PNGs are registered for `snakemake --report`; PDFs are plain outputs.
     return [report(p, category="Figures") if p.endswith(".png") else p for p in paths]

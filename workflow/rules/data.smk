@@ -85,6 +85,9 @@ rule make_corruptions:
     benchmark:
         f"{R}/benchmarks/corruptions/{{corruption_set}}.tsv"
     threads: 2
+    # Before the training jobs where both could start: a CPU training job also evaluates its run on
+    # the set when the set is already built, and its evaluate job then starts no torch (eval_cache).
+    priority: 10
     resources:
         mem_mb=lambda w: rule_resources("make_corruptions", "mem_mb", 16000),
         runtime=lambda w, attempt: rule_resources("make_corruptions", "runtime", 240) * attempt,

@@ -9,7 +9,19 @@ imported lazily by the functions that need them.
 from .errors import DataCorruptError, DataError, DataMissingError, DataOptionError
 from .registry import (CHECKSUMS, CORRUPTION_SETS, CORRUPTIONS, DATASETS, PAPER_DATASETS, RAW_LAYOUT,
                        SMOKE_DATASETS, DatasetSpec)
-from .storage import ProcessedDataset, default_device, load_corruptions, load_processed
+
+_STORAGE_NAMES = ("ProcessedDataset", "default_device", "load_corruptions", "load_processed")
+
+
+def __getattr__(name):
+    # .storage imports torch; the registry above must stay importable without it (Snakemake
+    # imports it while building the DAG, and the evaluate job's cache hit starts no torch).
+    if name in _STORAGE_NAMES:
+        from . import storage
+
+        return getattr(storage, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "load_processed", "load_corruptions", "ProcessedDataset", "DATASETS", "CORRUPTIONS", "DatasetSpec",

@@ -40,12 +40,13 @@ from typing import Any, Dict, Optional
 import numpy as np
 
 from . import registry
-from .corruptions import FROST_NOTE, corrupt
 from .errors import DataCorruptError
 from .integrity import host_reachable, verify_file
 from .registry import CORRUPTIONS
-from .storage import atomic_output_dir, load_processed
 from ..io_utils import write_json_atomic
+
+# .corruptions (scipy) and .storage (torch) are imported by the functions that build a set: the
+# workflow calls planned_source while Snakemake builds the DAG, where they would cost seconds.
 
 OFFICIAL_N = 10000
 
@@ -145,6 +146,8 @@ def _link_or_copy(src: Path, dst: Path) -> None:
 
 
 def _corrupt_all_severities(args):
+    from .corruptions import corrupt
+
     x, name, seed, path = args
     n = x.shape[0]
     out = np.empty((5 * n,) + x.shape[1:], dtype=np.uint8)
@@ -175,6 +178,9 @@ def build_corruption_set(source: os.PathLike, raw_dir: os.PathLike, out: os.Path
                          max_images: Optional[int] = None, allow_download: bool = True,
                          force_generate: bool = False, workers: int = 1) -> Dict[str, Any]:
     """Create ``out`` (atomically) for the processed vision dataset at ``source``; returns its meta."""
+    from .corruptions import FROST_NOTE
+    from .storage import atomic_output_dir, load_processed
+
     ds = load_processed(source)
     name = ds.meta["name"]
     cset = next((k for k, v in registry.CORRUPTION_SETS.items() if v["source"] == name), f"{name}_c")
