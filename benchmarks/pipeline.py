@@ -138,6 +138,23 @@ def bench_seconds(results: Path, column: str = "s") -> dict[str, float]:
     return out
 
 
+def evaluate_ways(results: Path) -> dict[str, int]:
+    """How each evaluate job went, from its log: the training process's stored evaluation, or from
+    scratch and why (autonorm.eval_cache)."""
+    ways: dict[str, int] = {}
+    for log in (results / "logs" / "evaluate").rglob("*.log"):
+        text = log.read_text(errors="replace")
+        m = re.search(r"evaluating from scratch \((.*)\)$", text, re.M)
+        if log.name.endswith(".same_run.log"):
+            way = "copied (same_run_eval: the same training as another method)"
+        elif "using the evaluation its training process computed" in text:
+            way = "stored by the training process"
+        else:
+            way = f"from scratch: {m.group(1)}" if m else "other"
+        ways[way] = ways.get(way, 0) + 1
+    return ways
+
+
 def smoke(cores: int, timeout: float) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="autonorm-bench-pipeline-"))
     try:
@@ -154,7 +171,8 @@ def smoke(cores: int, timeout: float) -> dict:
         own = bench_seconds(results)
         m = re.search(r"SNAKEMAKE_OWN_CPU ([0-9.]+)", p.stderr)
         return {"ok": True, "wall": t, "dag": t_dag, "n_jobs": n_jobs, "jobs": jobs, "own": own, "cores": cores,
-                "own_cpu": bench_seconds(results, "cpu_time"), "snakemake_cpu": float(m.group(1)) if m else None}
+                "own_cpu": bench_seconds(results, "cpu_time"), "snakemake_cpu": float(m.group(1)) if m else None,
+                "eval_ways": evaluate_ways(results)}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -231,6 +249,9 @@ def main(argv=None) -> int:
     if res.get("snakemake_cpu") is not None:
         print(f"Snakemake's own process CPU time (scheduling, file checks, logs; not its jobs): "
               f"**{res['snakemake_cpu']:.1f} s**, {res['snakemake_cpu'] / max(s['n_done'], 1):.2f} s per job")
+    if res.get("eval_ways"):
+        print("evaluate jobs by how they went (their logs): "
+              + "; ".join(f"{way}: {n}" for way, n in sorted(res["eval_ways"].items())))
     print(f"core-seconds outside any job per job ({args.cores} x wall - job times) / jobs: "
           f"**{s['core_s_per_job']:.2f} s** (upper bound; counts idle cores)")
     print(f"the issue's formula, (wall - job times) / jobs, ignoring that {args.cores} jobs run at once: "

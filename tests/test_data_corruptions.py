@@ -139,3 +139,15 @@ def test_generate_decision_is_revisited_not_frozen(tmp_path, monkeypatch):
     assert meta["generated"] is False and meta["used"] == "official"
     assert main(["download", "--dataset", "cifar10c", "--raw-dir", str(raw)]) == 0
     assert json.loads((raw / "cifar10c" / ".complete").read_text())["decision"] == "official"
+
+
+def test_generating_with_several_workers_writes_the_same_arrays(tmp_path):
+    """The workflow passes its thread count as --workers: one process per corruption must give the
+    arrays one process gives (each corruption draws from its own seeded generator)."""
+    labels = np.arange(len(IMGS)) % 3
+    for workers in (1, 2):
+        (tmp_path / str(workers)).mkdir()
+        corruption_sets.generate(IMGS, labels, tmp_path / str(workers), seed=0, workers=workers)
+    for f in sorted((tmp_path / "1").iterdir()):
+        assert np.array_equal(np.load(f), np.load(tmp_path / "2" / f.name)), f.name
+    assert len(list((tmp_path / "2").iterdir())) == len(CORRUPTIONS) + 1

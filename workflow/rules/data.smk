@@ -84,7 +84,8 @@ rule make_corruptions:
         f"{R}/logs/corruptions/{{corruption_set}}.log",
     benchmark:
         f"{R}/benchmarks/corruptions/{{corruption_set}}.tsv"
-    threads: 2
+    # one generating process per thread (a generated set makes its 15 corruptions independently)
+    threads: lambda w: rule_resources("make_corruptions", "threads", 2)
     # Before the training jobs where both could start: a CPU training job also evaluates its run on
     # the set when the set is already built, and its evaluate job then starts no torch (eval_cache).
     priority: 10
@@ -95,4 +96,4 @@ rule make_corruptions:
         "../../envs/data.yaml"
     shell:
         "autonorm-data corruptions --source {input.source:q} --raw-dir {params.raw_dir:q} --out {output:q}"
-        " --no-download > {log:q} 2>&1"
+        " --no-download --workers {threads} > {log:q} 2>&1"
