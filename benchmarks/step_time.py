@@ -32,6 +32,7 @@ from autonorm.methods import METHODS
 from autonorm.models import build_model
 from autonorm.train import Task, make_optimizer
 
+TARGET = 1.04  # the issue "Speed" (an earlier issue asked for 1.10)
 EXTRA = ["autonorm_s [frozen]", "autonorm_s [straightforward]", "dyt [straightforward]"]
 
 
@@ -155,9 +156,9 @@ def main(argv=None) -> int:
                     profile_top(steps[v], f"{backbone} {v}")
     if ("vision", "autonorm_s") in summary:
         w, c, b = summary[("vision", "autonorm_s")]
-        print(f"\nTarget (autonorm_s <= 1.10x frozen_ln, vision backbone, CPU): median CPU time {c:.3f}x, "
-              f"best-of CPU time {b:.3f}x, median wall {w:.3f}x -> "
-              f"{'MET' if c <= 1.10 else 'NOT MET'} (judged on the median CPU-time ratio)")
+        print(f"\nTarget (issue \"Speed\": autonorm_s <= {TARGET:.2f}x frozen_ln, vision backbone, CPU): median CPU "
+              f"time {c:.3f}x, best-of CPU time {b:.3f}x, median wall {w:.3f}x -> "
+              f"{'MET' if c <= TARGET else 'NOT MET'} (judged on the median CPU-time ratio)")
         if ("vision", "autonorm_s [straightforward]") in summary:
             w, c, b = summary[("vision", "autonorm_s [straightforward]")]
             print(f"The straightforward autograd form of the same math: median CPU time {c:.3f}x, best-of {b:.3f}x, "
