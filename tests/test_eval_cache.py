@@ -227,5 +227,7 @@ def test_corruption_set_beside_needs_exactly_one_set_of_this_dataset(tmp_path):
     meta = json.loads((other / "meta.json").read_text())
     (other / "meta.json").write_text(json.dumps(meta | {"source_dataset": "mnist"}))
     assert eval_cache.corruption_set_beside(data) == first
+    _corruption_set(data, tmp_path, ".two.tmp-x")  # being written (atomic_output_dir): not a set yet
+    assert eval_cache.corruption_set_beside(data) == first
     _corruption_set(data, tmp_path, "two")
     assert eval_cache.corruption_set_beside(data) is None  # ambiguous: the training process skips it

@@ -104,8 +104,9 @@ def corruption_set_beside(data_dir) -> Path | None:
     data_dir = Path(data_dir)
     try:
         name = read_json(data_dir / "meta.json").get("name")
+        # a folder whose name starts with "." is one being written (data.storage.atomic_output_dir)
         found = [p.parent for p in sorted((data_dir.parent.parent / "corruptions").glob("*/meta.json"))
-                 if read_json(p).get("source_dataset") == name]
+                 if not p.parent.name.startswith(".") and read_json(p).get("source_dataset") == name]
     except (OSError, ValueError):
         return None
     return found[0] if len(found) == 1 else None
