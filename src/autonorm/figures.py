@@ -52,7 +52,6 @@ from autonorm import stats  # noqa: E402
 from autonorm.io_utils import read_table, save_figure_atomic  # noqa: E402
 from autonorm.output_names import FIGURE_FORMATS, FIGURE_NAMES, FIGURE_STEMS  # noqa: E402,F401
 
-
 NO_DATA = "no data for this figure in this run"
 GATED_METHODS = ("autonorm", "autonorm_s", "autonorm3")
 PRIMARY_BY_PRIORITY = ("accuracy", "rmse", "tag_perplexity", "mean_s3")
