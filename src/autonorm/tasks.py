@@ -101,6 +101,45 @@ class Task:
         return out.float()
 
 
+def token_lengths(x: torch.Tensor, pad_id: int) -> torch.Tensor:
+    """Per row: the position after its last real token (rows are right-padded)."""
+    pos = torch.arange(1, x.shape[1] + 1, device=x.device)
+    return ((x != pad_id).long() * pos).amax(dim=1)
+
+
+def epoch_batches(n: int, batch_size: int, gen: torch.Generator, device,
+                  lengths: torch.Tensor | None = None, pool_batches: int = 50) -> list[torch.Tensor]:
+    """The index batches of one training epoch.
+
+    Without ``lengths``: consecutive slices of one random permutation. With ``lengths`` (train
+    option ``length_batching``, token tasks): the permutation is cut into pools of
+    ``pool_batches`` batches, each pool is sorted by length and sliced into batches, and the batch
+    order is shuffled, so a batch holds sentences of similar length and little padding is computed
+    (the "bucket iterator" of NLP toolkits). Every example is still seen once per epoch; the count
+    of batches depends only on ``n``, so the learning-rate schedule is known before the first epoch.
+    """
+    perm = torch.randperm(n, generator=gen, device=device)
+    if lengths is None:
+        return [perm[b:b + batch_size] for b in range(0, n, batch_size)]
+    pool = batch_size * pool_batches
+    batches = []
+    for start in range(0, n, pool):
+        idx = perm[start:start + pool]
+        idx = idx[torch.sort(lengths[idx], stable=True).indices]
+        batches.extend(idx[b:b + batch_size] for b in range(0, idx.shape[0], batch_size))
+    order = torch.randperm(len(batches), generator=gen, device=device)
+    return [batches[i] for i in order.tolist()]
+
+
+def batches_per_epoch(n: int, batch_size: int, length_batching: bool, pool_batches: int = 50) -> int:
+    """``len(epoch_batches(...))`` without drawing anything."""
+    if not length_batching:
+        return math.ceil(n / batch_size)
+    pool = batch_size * pool_batches
+    full, rest = divmod(n, pool)
+    return full * pool_batches + math.ceil(rest / batch_size)
+
+
 def mix_batch(x: torch.Tensor, target: torch.Tensor, rng: random.Random, cfg: dict):
     """MixUp or CutMix with the batch reversed as partner (no per-sample Python).
 

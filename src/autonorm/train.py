@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
 import random
 import sys
 import time
@@ -46,7 +45,7 @@ from .norms import freeze_selectors, should_freeze
 from .optim import lr_at, make_optimizer
 from .provenance import env_info, run_config_hash
 from .runlock import RunFolderBusy, RunFolderLock
-from .tasks import Task, run_eval
+from .tasks import TOKEN_TASKS, Task, batches_per_epoch, epoch_batches, run_eval, token_lengths
 
 log = logging.getLogger("autonorm.train")
 
@@ -129,7 +128,10 @@ def _train(cfg: dict, stop_after_epochs: int | None) -> dict | None:
     distiller = Distiller.from_run_config(cfg, meta, device)  # None unless a distillation variant
 
     epochs, bs = int(tcfg["epochs"]), int(tcfg["batch_size"])
-    steps_per_epoch = math.ceil(x_tr.shape[0] / bs)
+    # (ours, off by default) batches of similar length for token tasks: less padding computed
+    lengths = (token_lengths(x_tr, meta.get("pad_id", 0))
+               if tcfg.get("length_batching") and task.kind in TOKEN_TASKS else None)
+    steps_per_epoch = batches_per_epoch(x_tr.shape[0], bs, lengths is not None)
     total_steps = epochs * steps_per_epoch
     warmup_steps = int(round(tcfg.get("warmup_epochs", 0) * steps_per_epoch))
     freeze_enabled = bool(method.freeze_selectors and acfg.get("freeze_enabled", True))
@@ -161,10 +163,10 @@ def _train(cfg: dict, stop_after_epochs: int | None) -> dict | None:
     for epoch in range(start_epoch + 1, epochs + 1):
         t0 = time.time()
         model.train()
-        perm = torch.randperm(x_tr.shape[0], generator=gen, device=device)
+        batches = epoch_batches(x_tr.shape[0], bs, gen, device, lengths)
+        assert len(batches) == steps_per_epoch
         loss_sum = torch.zeros((), device=device)
-        for b in range(steps_per_epoch):
-            idx = perm[b * bs:(b + 1) * bs]
+        for b, idx in enumerate(batches):
             xb, yb = task.trim_padding(x_tr[idx], y_tr[idx])
             xb, yb = task.augment(task.inputs(xb), yb, gen, rng)
             for group in opt.param_groups:
