@@ -42,6 +42,9 @@ include: "workflow/rules/aggregate.smk"
 rule all:
     input:
         report_outputs(),
+        # the runs themselves too: a deleted status.json retrains its run (an intermediate file
+        # alone would not be remade while the report after it exists)
+        expand_runs(),
 
 
 rule all_runs:
@@ -58,3 +61,16 @@ for _dataset in config["datasets"]:
             f"dataset_{_dataset}"
         input:
             eval_files(datasets=[_dataset]),
+            expand_runs(datasets=[_dataset]),
+
+
+# What a person needs at the end: where the report is, or where to look when a job failed
+# (the console shows progress only: profiles/default sets `quiet: [rules, host]`).
+onsuccess:
+    if Path(REPORT_MD).is_file():
+        print(f"\nReport:  {REPORT_MD}\nFigures: {FIGURES_DIR}/\nTables:  {TABLES_DIR}/")
+
+
+onerror:
+    print(f"\nA job failed: its log is printed above (and kept under {R}/logs/). Fix the cause and rerun "
+          "the same command: finished jobs are kept, a killed training resumes from its last epoch.")

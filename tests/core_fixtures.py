@@ -3,6 +3,7 @@ so the core library's tests do not depend on any download or preprocessing."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -11,6 +12,24 @@ import torch
 
 def _save(d: Path, split: str, x, y):
     torch.save({"x": x, "y": y}, d / f"{split}.pt")
+
+
+def _record(d: Path, split: str) -> dict:
+    """The checksum record of one split file, as preprocessing writes it into meta.json."""
+    p = d / f"{split}.pt"
+    obj = torch.load(p, weights_only=True)
+    return {"file": p.name, "sha256": hashlib.sha256(p.read_bytes()).hexdigest(), "bytes": p.stat().st_size,
+            **{k: {"shape": list(obj[k].shape), "dtype": str(obj[k].dtype).replace("torch.", "")}
+               for k in ("x", "y")}}
+
+
+def rewrite_split(d: Path, split: str, obj: dict) -> None:
+    """Replace a split and its checksum record, as a rerun of preprocess would (a test that
+    changes a split on purpose: e.g. puts a NaN in it)."""
+    torch.save(obj, d / f"{split}.pt")
+    meta = json.loads((d / "meta.json").read_text())
+    meta.setdefault("split_files", {})[split] = _record(d, split)
+    (d / "meta.json").write_text(json.dumps(meta))
 
 
 def make_processed(root: Path, task: str, n: int = 48, seed: int = 0) -> Path:
@@ -50,6 +69,7 @@ def make_processed(root: Path, task: str, n: int = 48, seed: int = 0) -> Path:
     else:
         meta.update(family="tabular", num_features=4, feature_names=list("abcd"), target_name="t",
                     y_mean=10.0, y_std=3.2)
+    meta["split_files"] = {p.stem: _record(d, p.stem) for p in sorted(d.glob("*.pt"))}
     (d / "meta.json").write_text(json.dumps(meta))
     return d
 

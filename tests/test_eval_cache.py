@@ -11,7 +11,7 @@ import torch
 
 from autonorm import eval_cache, evaluate
 from autonorm.train import main as train_main
-from core_fixtures import make_processed, run_config
+from core_fixtures import make_processed, rewrite_split, run_config
 
 
 def _train(tmp_path, task, name="run", *extra, **cfg_updates):
@@ -64,11 +64,15 @@ def test_hit_path_does_not_import_torch(tmp_path):
 
 
 def _changed_model(run):
+    """Other weights, as a retrain would leave them: model.pt and its recorded sha256."""
     sd = torch.load(run / "model.pt", weights_only=True)
     for v in sd.values():
         if v.is_floating_point():
             v.add_(0.5)
     torch.save(sd, run / "model.pt")
+    info = json.loads((run / "model.json").read_text())
+    info["sha256"]["model.pt"] = eval_cache.sha256_file(run / "model.pt")
+    (run / "model.json").write_text(json.dumps(info))
 
 
 @pytest.mark.parametrize("change", ["batch_size", "threads", "model", "code", "data_meta", "test_split",
@@ -83,14 +87,15 @@ def test_any_changed_input_evaluates_from_scratch(tmp_path, change, monkeypatch,
         extra = ["--threads", "2"]
     elif change == "model":
         _changed_model(run)
-    elif change == "code":
+    elif change == "code":  # the source on disk differs from the training process's
+        monkeypatch.setattr(eval_cache, "fingerprint_on_disk", lambda: "edited")
         monkeypatch.setattr(eval_cache, "_CODE_FINGERPRINT", "edited")
     elif change == "data_meta":
         meta = json.loads((data / "meta.json").read_text())
         (data / "meta.json").write_text(json.dumps(meta | {"description": "other"}))
-    elif change == "test_split":  # meta.json unchanged (the fixture's records no checksums)
+    elif change == "test_split":  # a rerun of preprocess: new split file and its record
         split = torch.load(data / "test.pt", weights_only=True)
-        torch.save({"x": split["x"].flip(0), "y": split["y"]}, data / "test.pt")
+        rewrite_split(data, "test", {"x": split["x"].flip(0), "y": split["y"]})
     elif change == "device_auto_gpu":
         monkeypatch.setattr(eval_cache, "accelerator_may_be_visible", lambda: True)
         extra = ["--device", "auto"]
@@ -216,7 +221,7 @@ def test_nothing_is_stored_when_the_set_changes_while_the_training_process_evalu
     assert train_main(["--run-config", json.dumps(cfg), "--threads", "1"]) == 0
     assert (tmp_path / "run" / "metrics.json").exists()
     assert not (tmp_path / "run" / eval_cache.PRECOMPUTED).exists()
-    assert "changed while the training process evaluated" in caplog.text
+    assert "changed while the training process ran" in caplog.text
 
 
 def test_corruption_set_beside_needs_exactly_one_set_of_this_dataset(tmp_path):

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 from test_workflow import copy_workflow, snakemake
+from limits import limit
 
 SHARED = Path(os.environ.get("AUTONORM_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
 
@@ -46,7 +47,7 @@ def real_run(tmp_path_factory):
     (work / "narrow.yaml").write_text(NARROW)
     raw_from = json.dumps({"mnist": str(SHARED / "mnist"), "energy_efficiency": str(SHARED / "energy_efficiency")})
     snakemake("all", "--cores", "2", "--configfile", "workflow/presets/laptop.yaml", "narrow.yaml",
-              "--config", f"raw_from={raw_from}", cwd=work, timeout=1200)
+              "--config", f"raw_from={raw_from}", cwd=work, timeout=limit(600))
     return work / "results" / "real"
 
 

@@ -19,7 +19,7 @@ from autonorm.io_utils import WriteFailed, write_json_atomic
 from autonorm.provenance import run_config_hash
 from autonorm.runlock import RunFolderBusy, RunFolderLock
 from autonorm.train import TrainingDiverged, train_run
-from core_fixtures import make_processed, run_config
+from core_fixtures import make_processed, rewrite_split, run_config
 
 OLD_OUTPUTS = ("status.json", "metrics.json", "model.pt", "model.json", "history.json", "freeze.json",
                "failed.json", "checkpoint.pt", "checkpoint.prev.pt")
@@ -130,10 +130,7 @@ def test_item2_diverged_rerun_leaves_no_old_gate_data(tmp_path):
     bad = make_processed(tmp_path / "bad", "regression")
     x = torch.load(bad / "train.pt", weights_only=True)
     x["x"][:, 0] = float("nan")
-    torch.save(x, bad / "train.pt")
-    meta = json.loads((bad / "meta.json").read_text())
-    meta.pop("split_files", None)  # the NaN was put there on purpose: skip the checksum check
-    (bad / "meta.json").write_text(json.dumps(meta))
+    rewrite_split(bad, "train", x)  # the NaN is put there on purpose, as a preprocess would record it
     run = tmp_path / "run"
     assert train_run(_cfg(good, run)) is not None
     assert json.loads((run / "freeze.json").read_text())["froze"] is True
@@ -193,7 +190,7 @@ def test_item8_truncated_checkpoint_falls_back_to_the_previous_one(tmp_path, cap
         f.truncate(size // 2)
     with caplog.at_level(logging.WARNING, logger="autonorm.checkpoint"):
         resumed = train_run(_cfg(data, run, epochs=3))
-    assert f"checkpoint {run / 'checkpoint.pt'} is unreadable" in caplog.text
+    assert f"{run / 'checkpoint.pt'} is damaged" in caplog.text
     assert resumed["test"] == full["test"]  # epoch 2 retrained from epoch 1: same numbers
     assert torch.load(run / "checkpoint.pt", weights_only=True)["epoch"] == 3
     assert torch.load(run / "checkpoint.prev.pt", weights_only=True)["epoch"] == 2  # the corrupt one was not kept
@@ -206,7 +203,7 @@ def test_item8_no_readable_checkpoint_starts_fresh(tmp_path, caplog):
     (run / "checkpoint.pt").write_bytes(b"PK\x03\x04 garbage")
     with caplog.at_level(logging.WARNING, logger="autonorm.checkpoint"):
         m = train_run(_cfg(data, run, epochs=2))
-    assert "unreadable" in caplog.text and m["epochs"] == 2
+    assert "is damaged" in caplog.text and m["epochs"] == 2
     assert [e["epoch"] for e in json.loads((run / "history.json").read_text())] == [1, 2]
 
 

@@ -25,6 +25,7 @@ from autonorm.provenance import run_config_hash
 from autonorm.variants import (active_variants, same_runs, training_signature, variant_datasets,
                                write_same_run_eval)
 from core_fixtures import TINY_MODEL, make_processed, run_config
+from limits import limit
 
 ROOT = Path(__file__).resolve().parents[1]
 ABLATIONS = ROOT / "workflow" / "presets" / "ablations.yaml"
@@ -292,7 +293,7 @@ def test_same_run_eval_file(tmp_path):
 # --------------------------------------------------------------------------- dry runs
 def _dry_run(tmp_path, *args):
     p = subprocess.run(["snakemake", "-n", "all", *args, "--config", f"results_dir={tmp_path}/r",
-                        f"raw_dir={tmp_path}/raw"], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                        f"raw_dir={tmp_path}/raw"], cwd=ROOT, capture_output=True, text=True, timeout=limit(300),
                        env={**os.environ, "PYTHONUNBUFFERED": "1"})
     out = p.stdout + p.stderr
     assert p.returncode == 0, out[-4000:]

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from limits import limit
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ["--configfile", "workflow/presets/smoke.yaml"]
 
 
-def snakemake(*args, cwd=ROOT, check=True, timeout=1500):
+def snakemake(*args, cwd=ROOT, check=True, timeout=limit(600)):
     cmd = ["snakemake", *args]
     p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout,
                        env={**os.environ, "PYTHONUNBUFFERED": "1"})
@@ -102,6 +103,24 @@ def test_bad_config_fails_before_any_job(tmp_path, override, key):
     assert not (tmp_path / "r").exists()
 
 
+def test_small_dag_end_to_end_with_a_quiet_console(tmp_path):
+    """The default suite's end-to-end run: a small grid through every rule (download, preprocess,
+    train, evaluate, aggregate, figures, report). The console shows progress, not commands, and
+    ends with where the report is."""
+    work = copy_workflow(tmp_path)
+    p = snakemake("all", "--cores", "2", *SMOKE, "--config", "results_dir=results",
+                  "datasets=[smoke_diabetes,smoke_pos]", "methods=[frozen_ln,autonorm_s]", "seeds=[0]",
+                  cwd=work)
+    out = p.stdout + p.stderr
+    res = work / "results"
+    assert (res / "report.md").is_file() and (res / "figures" / "method_comparison.png").is_file()
+    assert "autonorm-train --run-config" not in out and len(out) < 20_000  # no 6,000-character commands
+    tail = p.stdout.strip().splitlines()[-6:]  # Snakemake logs to stderr; the handler prints to stdout
+    assert any(line.startswith("Report:") and "results/report.md" in line for line in tail), tail
+    runs = pd.read_csv(res / "tables" / "runs.csv")
+    assert len(runs) == 4 and (runs["status"] == "ok").all()
+
+
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory):
     """One real run of the whole smoke DAG in a temporary copy of the workflow."""
@@ -159,3 +178,17 @@ def test_partial_rerun_touches_one_dataset(smoke_run):
     assert other.stat().st_mtime_ns == before
     cfg = json.loads((res / "runs" / "smoke_diabetes" / "autonorm_s" / "seed1" / "config.json").read_text())
     assert cfg["train"]["lr"] == 0.001
+
+
+@pytest.mark.slow
+def test_a_deleted_status_json_retrains_its_run(smoke_run):
+    """Deleting a run's status.json (by hand, or a cleanup script) retrains that run and only it,
+    though the report after it exists."""
+    work, _ = smoke_run
+    (work / "results" / "runs" / "smoke_digits" / "dyt" / "seed1" / "status.json").unlink()
+    dry = snakemake("-n", "all", "--cores", "2", *SMOKE, "--config", "results_dir=results", cwd=work)
+    c = job_counts(dry.stdout + dry.stderr)
+    assert c["train"] == 1, dry.stdout[-3000:]
+    assert re.findall(r"runs/(\w+/\w+/seed\d+)/status.json", dry.stdout.split("Job stats")[0]) \
+        == ["smoke_digits/dyt/seed1"]
+

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from limits import limit
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ["--configfile", "workflow/presets/smoke.yaml"]
@@ -30,7 +31,7 @@ def copy_workflow(dst: Path) -> Path:
     return dst
 
 
-def snakemake(work: Path, *args, env=None, timeout=600):
+def snakemake(work: Path, *args, env=None, timeout=limit(300)):
     return subprocess.run(["snakemake", *args], cwd=work, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, "PYTHONUNBUFFERED": "1", **OFFLINE_ENV, **(env or {})})
 
@@ -151,7 +152,7 @@ def test_offline_run_fails_fast_naming_the_files(tmp_path):
     work = copy_workflow(tmp_path / "work")
     start = time.monotonic()
     p = snakemake(work, "--cores", "8", "all", "--config", f"results_dir={tmp_path}/results",
-                  f"raw_dir={tmp_path}/raw", "datasets=[mnist,sst2]", timeout=300)
+                  f"raw_dir={tmp_path}/raw", "datasets=[mnist,sst2]", timeout=limit(150))
     elapsed = time.monotonic() - start
     out = p.stdout + p.stderr
     assert p.returncode != 0

@@ -99,7 +99,7 @@ SUMMARY_COLUMNS = ["dataset", "method", "metric", "n", "mean", "std", "ci95_low"
 COMPARISON_COLUMNS = ["dataset", "metric", "method_a", "method_b", "n", "mean_a", "mean_b",
                       "mean_diff", "t", "p", "p_holm", "cohens_dz", "wilcoxon_p", "note",
                       "holm_family", "holm_m", "higher_is_better", "standin", "family",
-                      "sd_diff", "mdd80", "paper_diff", "same_runs"]
+                      "sd_diff", "mdd80", "holm_alpha", "mdd80_holm", "paper_diff", "same_runs"]
 RUNS_COLUMNS = ["dataset", "method", "seed", "status", "path", "eval_path", "has_eval",
                 "standin", "family", "task", "epochs", "message", "config_hash_recorded",
                 "config_hash_current", "config_state", "same_run_as", "variant_of"]
@@ -109,10 +109,10 @@ DATASETS_COLUMNS = ["dataset", "description", "family", "task", "standin", "n_tr
 BASELINES_COLUMNS = ["dataset", "baseline", "metric", "value", "higher_is_better"]
 ABLATION_COLUMNS = ["dataset", "axis", "variant", "base", "value", "is_base", "metric", "n",
                     "mean", "std", "ci_low", "ci_high", "n_pairs", "mean_diff_vs_base",
-                    "p_vs_base", "p_vs_base_holm", "holm_m", "mdd80", "higher_is_better",
-                    "standin", "note"]
+                    "p_vs_base", "p_vs_base_holm", "holm_m", "sd_diff", "mdd80", "holm_alpha", "mdd80_holm",
+                    "higher_is_better", "standin", "note"]
 GATES_COLUMNS = ["dataset", "method", "seed", "epoch", "selector", "layer", "sublayer",
-                 "entropy", "w_dyt", "frozen", "val_metric", "val_metric_name"]
+                 "entropy", "w_dyt", "w_ln", "frozen", "val_metric", "val_metric_name"]
 HISTORY_COLUMNS = ["dataset", "method", "seed", "epoch", "train_loss", "val_loss", "val_metric",
                    "val_metric_name", "lr", "epoch_time_s", "frozen", "mean_entropy",
                    "mean_w_dyt"]
@@ -377,7 +377,8 @@ def collect(results: str | Path, datasets: Sequence[str], methods: Sequence[str]
                     _collect_values(value_rows, corr_rows, d, m, int(s), ev, metrics)
                 if row["status"] in ("ok", "diverged"):  # never gate data of a stale run
                     _collect_history(gate_rows, hist_rows, d, m, int(s),
-                                     _read_json_or_none(run_dir / "history.json"))
+                                     _read_json_or_none(run_dir / "history.json"),
+                                     gate_choices(_read_json_or_none(run_dir / "config.json")))
                     fz = _read_json_or_none(run_dir / "freeze.json")
                     if isinstance(fz, dict):
                         freeze_rows.append({
@@ -457,8 +458,18 @@ def _collect_values(value_rows: list, corr_rows: list, d: str, m: str, s: int,
             add(d, k, cost[k])
 
 
+def gate_choices(run_config: Any) -> int:
+    """How many branches a run's gates mix: 3 for AutoNorm-3 (method or ``autonorm.gates: 3``)."""
+    if not isinstance(run_config, dict):
+        return 2
+    gates = (run_config.get("norm_options") or {}).get("gates", 2)
+    return 3 if run_config.get("method") == "autonorm3" or str(gates) == "3" else 2
+
+
 def _collect_history(gate_rows: list, hist_rows: list, d: str, m: str, s: int,
-                     hist: Any) -> None:
+                     hist: Any, choices: int = 2) -> None:
+    """``choices``: branches of the run's gates; a history without ``w_ln`` (older runs) gets
+    w_LN = 1 - w_DyT only where that holds, with two branches."""
     if not isinstance(hist, list):
         return
     for i, ep in enumerate(hist):
@@ -479,6 +490,7 @@ def _collect_history(gate_rows: list, hist_rows: list, d: str, m: str, s: int,
             continue
         ent = gates.get("entropy") or {}
         wd = gates.get("w_dyt") or {}
+        wl = gates.get("w_ln") or {}
         for sel in sorted(set(ent) | set(wd), key=lambda n: (parse_selector(n)[0]
                                                              if not math.isnan(parse_selector(n)[0])
                                                              else 1e9, n)):
@@ -486,7 +498,10 @@ def _collect_history(gate_rows: list, hist_rows: list, d: str, m: str, s: int,
             gate_rows.append({
                 "dataset": d, "method": m, "seed": s, "epoch": epoch, "selector": sel,
                 "layer": layer, "sublayer": sub, "entropy": _num(ent.get(sel)),
-                "w_dyt": _num(wd.get(sel)), "frozen": bool(ep.get("frozen", False)),
+                "w_dyt": _num(wd.get(sel)),
+                "w_ln": (_num(wl[sel]) if sel in wl
+                         else (1.0 - _num(wd.get(sel)) if choices == 2 else math.nan)),
+                "frozen": bool(ep.get("frozen", False)),
                 "val_metric": _num(ep.get("val_metric")),
                 "val_metric_name": ep.get("val_metric_name")})
 
@@ -663,11 +678,31 @@ def compare_methods(values: pd.DataFrame, methods: Sequence[str], ds_info: dict,
                              "paper_diff": paper_diff, "same_runs": bool(same)})
     df = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
     if len(df):
-        for _, idx in df.groupby(["dataset", "holm_family"]).groups.items():
+        derived = df["metric"].isin(stats.DERIVED_METRICS)
+        df.loc[derived & df["p"].notna(), "note"] = [
+            ("; ".join(x for x in (str(n) if isinstance(n, str) else "", DERIVED_NOTE) if x))
+            for n in df.loc[derived & df["p"].notna(), "note"]]
+        for _, idx in df[~derived].groupby(["dataset", "holm_family"]).groups.items():
             p = df.loc[idx, "p"].to_numpy(dtype=float)
             df.loc[idx, "p_holm"] = stats.holm(p)
             df.loc[idx, "holm_m"] = int(np.isfinite(p).sum())
+            _holm_detectable(df, idx, p)
     return df
+
+
+#: the note of a derived robustness metric's test (stats.DERIVED_METRICS)
+DERIVED_NOTE = "derived from the corruption cells: raw p, not counted in Holm"
+
+
+def _holm_detectable(df: pd.DataFrame, idx, p: np.ndarray) -> None:
+    """``holm_alpha`` (the level each test faces in Holm's procedure) and ``mdd80_holm`` (the
+    difference detectable at 80% power at that level) for the rows ``idx`` of one family."""
+    levels = stats.holm_levels(p)
+    df.loc[idx, "holm_alpha"] = levels
+    df.loc[idx, "mdd80_holm"] = [
+        stats.min_detectable_difference(int(n), float(sd), alpha=float(a)) if np.isfinite(a)
+        else math.nan
+        for n, sd, a in zip(df.loc[idx, "n"], df.loc[idx, "sd_diff"], levels)]
 
 
 def _axis_value_in_config(cfg: Any, axis: str) -> Any:
@@ -701,8 +736,32 @@ def _value_key(v: Any) -> tuple:
     return (0, x, "") if math.isfinite(x) else (1, math.inf, str(v))
 
 
+#: ablation axes whose paper claim is about the speed of convergence (hard Gumbel "converges
+#: significantly slower"): they are also tested on the learning curves
+CONVERGENCE_AXES = ("gumbel",)
+
+
+def convergence_values(history: pd.DataFrame, methods: Sequence[str]) -> pd.DataFrame:
+    """Per run of ``methods``: epochs to reach 99% of its final validation metric, as rows of the
+    values table (metric ``epochs_to_99pct``)."""
+    cols = ["dataset", "source_dataset", "method", "seed", "metric", "value", "standin"]
+    if history is None or history.empty:
+        return pd.DataFrame([], columns=cols)
+    h = history[history.method.isin(list(methods))]
+    rows = []
+    for (d, m, s), g in h.groupby(["dataset", "method", "seed"], sort=False):
+        name = next((str(x) for x in g["val_metric_name"] if isinstance(x, str)), "")
+        rows.append({"dataset": d, "source_dataset": d, "method": m, "seed": int(s),
+                     "metric": "epochs_to_99pct",
+                     "value": stats.epochs_to_fraction(zip(g["epoch"], g["val_metric"]),
+                                                       stats.higher_is_better(name)),
+                     "standin": False})
+    return pd.DataFrame(rows, columns=cols)
+
+
 def ablation_table(values: pd.DataFrame, runs: pd.DataFrame, variants: dict[str, dict],
-                   results: str | Path | None = None) -> pd.DataFrame:
+                   results: str | Path | None = None,
+                   history: pd.DataFrame | None = None) -> pd.DataFrame:
     """Each variant beside its base method: per dataset x axis x primary metric.
 
     Rows: every base method of the axis that has results (``is_base`` true; its
@@ -747,6 +806,12 @@ def ablation_table(values: pd.DataFrame, runs: pd.DataFrame, variants: dict[str,
                 base_value[b] = bv
             metrics = [m for m in dict.fromkeys(gd.loc[gd.method.isin(names), "metric"])
                        if stats.metric_family(m) == "primary"]
+            if any(k in axis.lower() for k in CONVERGENCE_AXES):
+                conv = convergence_values(history, names + bases)
+                conv = conv[conv.dataset == d].assign(standin=standin)
+                if len(conv):
+                    gd = pd.concat([gd, conv], ignore_index=True)
+                    metrics += list(stats.CONVERGENCE_METRICS)
             for metric in metrics:
                 gm = gd[gd.metric == metric]
 
@@ -766,7 +831,9 @@ def ablation_table(values: pd.DataFrame, runs: pd.DataFrame, variants: dict[str,
                                   "ci_low": desc["ci95_low"], "ci_high": desc["ci95_high"],
                                   "n_pairs": math.nan, "mean_diff_vs_base": math.nan,
                                   "p_vs_base": math.nan, "p_vs_base_holm": math.nan,
-                                  "holm_m": 0, "mdd80": math.nan,
+                                  "holm_m": 0, "sd_diff": math.nan, "mdd80": math.nan,
+                                  "holm_alpha": math.nan,
+                                  "mdd80_holm": math.nan,
                                   "higher_is_better": stats.higher_is_better(metric),
                                   "standin": standin,
                                   "note": "base method" + ("" if bvals[b] else ": no result")})
@@ -792,15 +859,21 @@ def ablation_table(values: pd.DataFrame, runs: pd.DataFrame, variants: dict[str,
                            "ci_high": desc["ci95_high"], "n_pairs": res["n"],
                            "mean_diff_vs_base": res["mean_diff"], "p_vs_base": res["p"],
                            "p_vs_base_holm": math.nan, "holm_m": 0, "mdd80": res["mdd80"],
+                           "sd_diff": res["sd_diff"], "holm_alpha": math.nan, "mdd80_holm": math.nan,
                            "higher_is_better": stats.higher_is_better(metric),
                            "standin": standin, "note": note.strip("; ")}
                     block.append(row)
                     tested.append(row)
                 p = np.array([r["p_vs_base"] for r in tested], dtype=float)
                 adj = stats.holm(p) if len(p) else p
-                for r, q in zip(tested, adj):
+                levels = stats.holm_levels(p) if len(p) else p
+                for r, q, a in zip(tested, adj, levels):
                     r["p_vs_base_holm"] = float(q)
                     r["holm_m"] = int(np.isfinite(p).sum())
+                    r["holm_alpha"] = float(a)
+                    r["mdd80_holm"] = (stats.min_detectable_difference(
+                        int(r["n_pairs"]), float(r["sd_diff"]), alpha=float(a))
+                        if np.isfinite(a) else math.nan)
                 rows.extend(block)
     return pd.DataFrame(rows, columns=ABLATION_COLUMNS)
 
@@ -832,7 +905,7 @@ def aggregate(results: str | Path, datasets: Sequence[str], methods: Sequence[st
                         raw["baselines"])
     comparisons = compare_methods(main_values, main_methods, raw["ds_info"], reference_method,
                                   same_run_pairs(raw["runs"]), ref)
-    ablations = ablation_table(raw["values"], raw["runs"], var_info, results)
+    ablations = ablation_table(raw["values"], raw["runs"], var_info, results, raw["history"])
     tables = {
         "summary.csv": summary,
         "comparisons.csv": comparisons,
@@ -870,6 +943,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Iterable[str] | None = None) -> int:
+    """The command line (``autonorm-aggregate``): errors end in one paragraph and an exit code
+    (autonorm.cli; ``--debug`` shows the traceback)."""
+    from .cli import guarded
+
+    return guarded("autonorm-aggregate", _main, argv)
+
+
+def _main(argv: Iterable[str] | None = None) -> int:
     args = build_parser().parse_args(None if argv is None else list(argv))
     tables = aggregate(args.results, args.datasets, args.methods, args.seeds, args.out_dir,
                        args.reference, args.reference_method, args.variants)

@@ -3,16 +3,24 @@ to the previous good checkpoint; and the RNG state that makes a resumed run end
 with the same numbers as an uninterrupted one.
 
 A run folder holds ``checkpoint.pt`` (the last epoch) and ``checkpoint.prev.pt``
-(the epoch before). A save writes a temp file, moves the current checkpoint to
+(the epoch before). A save writes a temp file, records its sha256 in
+``checkpoint.sha256.json`` (the last three saves), moves the current checkpoint to
 ``.prev`` and the temp file into place, each step an ``os.replace``; a kill at
-any point leaves at least one complete checkpoint.
+any point leaves at least one complete checkpoint whose hash is recorded.
+
+A checkpoint whose bytes are not those recorded (a flipped bit that torch.load would
+not notice) or that torch cannot read is damaged: it is moved into ``damaged/`` with
+a timestamp, kept for inspection, and the previous one is tried.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
 import random
+import time
 from pathlib import Path
 
 import torch
@@ -24,7 +32,9 @@ log = logging.getLogger("autonorm.checkpoint")
 CHECKPOINT_FORMAT = 1
 CHECKPOINT = "checkpoint.pt"
 PREVIOUS = "checkpoint.prev.pt"
-CORRUPT = "checkpoint.corrupt.pt"  # an unreadable checkpoint.pt, moved aside so it never becomes .prev
+HASHES = "checkpoint.sha256.json"  # sha256 of the last saves: a checkpoint must be one of them
+DAMAGED_DIR = "damaged"  # damaged files of the run folder, kept for inspection, never deleted by a run
+_KEEP_HASHES = 3
 _REQUIRED = ("format", "config_hash", "epoch", "step", "train_time_s", "model", "optimizer", "history",
              "freeze", "rng")
 
@@ -59,11 +69,49 @@ def save_atomic(obj, path: Path) -> None:
         raise WriteFailed(path, e) from e
 
 
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _recorded_hashes(run_dir: Path) -> list[str] | None:
+    """The recorded checkpoint hashes, or None when the folder records none (an older run)."""
+    try:
+        got = json.loads((Path(run_dir) / HASHES).read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return []  # an unreadable record vouches for nothing
+    return [str(h) for h in got.get("sha256", [])] if isinstance(got, dict) else []
+
+
+def _record_hash(run_dir: Path, digest: str) -> None:
+    from .io_utils import write_json_atomic
+
+    known = [h for h in (_recorded_hashes(run_dir) or []) if h != digest]
+    write_json_atomic(Path(run_dir) / HASHES, {"sha256": (known + [digest])[-_KEEP_HASHES:]})
+
+
+def keep_damaged(path: Path, why: str) -> Path:
+    """Move a damaged file of a run folder into ``<run>/damaged/`` (timestamped), for inspection."""
+    path = Path(path)
+    dest_dir = path.parent / DAMAGED_DIR
+    dest_dir.mkdir(exist_ok=True)
+    dest = dest_dir / f"{path.name}.{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}.{os.getpid()}"
+    os.replace(path, dest)
+    log.warning("%s is damaged (%s): kept as %s for inspection", path, why, dest)
+    return dest
+
+
 def save_checkpoint(obj: dict, run_dir: Path) -> None:
     """Write ``checkpoint.pt``, keeping the one it replaces as ``checkpoint.prev.pt``."""
     path, prev = Path(run_dir) / CHECKPOINT, Path(run_dir) / PREVIOUS
     tmp = _write_temp(obj, path)
     try:
+        _record_hash(run_dir, sha256_file(tmp))  # before the move: a kill leaves no unrecorded file
         if path.exists():
             os.replace(path, prev)
         os.replace(tmp, path)
@@ -81,25 +129,28 @@ def _read(path: Path, device: torch.device) -> dict:
 
 
 def load_checkpoint(run_dir: Path, device: torch.device, config_hash: str) -> dict | None:
-    """The newest readable checkpoint of this config, or None (start fresh).
+    """The newest intact checkpoint of this config, or None (start fresh).
 
-    An unreadable ``checkpoint.pt`` (truncated by a full disk, a crash without
-    flush) is moved aside with a warning naming it and ``checkpoint.prev.pt`` is
-    tried next; a checkpoint of another config is ignored with a warning.
+    A damaged ``checkpoint.pt`` (bytes other than recorded, or unreadable: truncated by a full
+    disk, a crash without flush) is moved into ``damaged/`` with a warning naming it and
+    ``checkpoint.prev.pt`` is tried next; a checkpoint of another config is ignored with a warning.
     """
     run_dir = Path(run_dir)
+    recorded = _recorded_hashes(run_dir)
     for name in (CHECKPOINT, PREVIOUS):
         path = run_dir / name
         if not path.exists():
+            continue
+        fallback = "the previous checkpoint" if name == CHECKPOINT else "a fresh start"
+        if recorded is not None and sha256_file(path) not in recorded:
+            keep_damaged(path, f"its sha256 is not one recorded in {HASHES} when it was written; "
+                               f"falling back to {fallback}")
             continue
         try:
             ckpt = _read(path, device)
         except Exception as e:  # noqa: BLE001 - torch.load raises many types for a damaged file
             reason = str(e).splitlines()[0] if str(e) else type(e).__name__
-            log.warning("checkpoint %s is unreadable (%s: %s); falling back to %s", path, type(e).__name__,
-                        reason, "the previous checkpoint" if name == CHECKPOINT else "a fresh start")
-            if name == CHECKPOINT:
-                os.replace(path, run_dir / CORRUPT)
+            keep_damaged(path, f"unreadable, {type(e).__name__}: {reason}; falling back to {fallback}")
             continue
         if ckpt["format"] != CHECKPOINT_FORMAT or ckpt["config_hash"] != config_hash:
             log.warning("ignoring checkpoint %s: it belongs to another config (hash %s, this run %s)",

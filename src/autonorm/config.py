@@ -14,13 +14,17 @@ from __future__ import annotations
 
 import copy
 import re
+from importlib import resources
 from pathlib import Path
 
 import yaml
 
 from .methods import METHODS
 
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+#: the config schema, package data (importlib.resources: an installed package finds it from any
+#: folder); workflow/schemas/config.schema.yaml, where the Snakemake catalog layout puts it, is a
+#: link to this file
+SCHEMA_PATH = Path(str(resources.files("autonorm") / "resources" / "config.schema.yaml"))
 
 
 def deep_merge(base: dict, override: dict) -> dict:
@@ -198,6 +202,7 @@ def _cross_key_problems(cfg: dict) -> list[str]:
     t_freeze = auto.get("t_freeze", 10)
     eps_h = auto.get("eps_h", 0.1)
     freezing = [m for m in methods if METHODS[m].freeze_selectors]
+    said: set = set()  # (key, image size) already reported
     for d in sorted(set(cfg.get("datasets", []))):
         block, fam_name = blocks[d], blocks[d]["family"]
         fam = families[fam_name]
@@ -218,6 +223,16 @@ def _cross_key_problems(cfg: dict) -> list[str]:
         if epochs is not None and warmup is not None and warmup > epochs:
             add(f"config key {where('train', 'warmup_epochs')}: warmup_epochs={warmup:g} exceeds "
                 f"epochs={epochs} ({where('train', 'epochs')}) for dataset {d}")
+        size, patch = DATASETS[d].image_size, model.get("patch_size")
+        if size and patch and size % int(patch) and (where("model", "patch_size"), size) not in said:
+            said.add((where("model", "patch_size"), size))
+            add(f"config key {where('model', 'patch_size')}: patch_size={patch} does not divide the "
+                f"{size}x{size} images (datasets "
+                + ", ".join(x for x in cfg.get("datasets", [])
+                            if blocks[x].get("family") == fam_name and DATASETS[x].image_size == size
+                            and deep_merge(families[fam_name].get("model", {}) or {},
+                                           blocks[x].get("model", {}) or {}).get("patch_size") == patch)
+                + f"); use a divisor of {size}")
         dim, heads = model.get("dim"), model.get("heads")
         if dim and heads and dim % heads:
             add(f"config key {where('model', 'heads')}: dim={dim} ({where('model', 'dim')}) is not divisible "

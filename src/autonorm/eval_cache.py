@@ -11,7 +11,9 @@ loaded from the saved ``model.pt``, same batch size and thread count), and store
 * sha256 of every file of the corruption set evaluation reads (``meta.json``, ``labels.npy`` and
   one ``.npy`` per corruption), or none;
 * the evaluation arguments: batch size, severity, device (cpu), threads;
-* a fingerprint of this package's source files and the torch version.
+* a fingerprint of this package's source files and the torch version, taken when the process
+  starts (an edit of the source during a run changes the files on disk, not the code running:
+  nothing is stored then).
 
 ``autonorm-evaluate`` recomputes the key from the files and its own arguments, without importing
 torch, and writes the stored result only when every part matches; otherwise (another batch size,
@@ -54,22 +56,38 @@ def sha256_file(path: str | os.PathLike) -> str:
     return h.hexdigest()
 
 
-def code_fingerprint() -> str:
-    """sha256 over this package's .py files (path and bytes) and the installed torch version:
-    a stored result from other code is never reused."""
+#: the source tree whose files the code fingerprint covers (this package)
+PACKAGE_ROOT = Path(__file__).resolve().parent
+
+
+def fingerprint_on_disk() -> str:
+    """sha256 over this package's .py files (path and bytes) as they are on disk now, and the
+    installed torch version."""
+    h = hashlib.sha256()
+    for p in sorted(PACKAGE_ROOT.rglob("*.py")):
+        h.update(str(p.relative_to(PACKAGE_ROOT)).encode() + b"\0")
+        h.update(p.read_bytes() + b"\0")
+    try:
+        h.update(("torch " + metadata.version("torch")).encode())
+    except metadata.PackageNotFoundError:
+        h.update(b"torch ?")
+    return h.hexdigest()
+
+
+def pin_code_fingerprint() -> str:
+    """Take the code fingerprint now: entry points call this first, when their modules have just
+    been imported, so the fingerprint describes the code this process runs (an edit of the source
+    while it runs does not change it; :func:`store` then sees the difference)."""
     global _CODE_FINGERPRINT
-    if _CODE_FINGERPRINT is None:
-        root = Path(__file__).resolve().parent
-        h = hashlib.sha256()
-        for p in sorted(root.rglob("*.py")):
-            h.update(str(p.relative_to(root)).encode() + b"\0")
-            h.update(p.read_bytes() + b"\0")
-        try:
-            h.update(("torch " + metadata.version("torch")).encode())
-        except metadata.PackageNotFoundError:
-            h.update(b"torch ?")
-        _CODE_FINGERPRINT = h.hexdigest()
+    _CODE_FINGERPRINT = fingerprint_on_disk()
     return _CODE_FINGERPRINT
+
+
+def code_fingerprint() -> str:
+    """The fingerprint of the code this process runs: pinned at its start
+    (:func:`pin_code_fingerprint`), else taken at the first call. A stored result from other code
+    is never reused."""
+    return _CODE_FINGERPRINT if _CODE_FINGERPRINT is not None else pin_code_fingerprint()
 
 
 def eval_key(run_dir, data_dir, corruptions, device: str, batch_size: int, severity: int, threads: int) -> dict:
@@ -154,6 +172,9 @@ def store(key: dict, run_dir, data_dir, corruptions, result: dict) -> Path | Non
     key is taken again first: when any input changed meanwhile, nothing is stored (None)."""
     now = eval_key(run_dir, data_dir, corruptions, key["device"], key["batch_size"], key["severity"], key["threads"])
     if now != key:
+        return None
+    if fingerprint_on_disk() != key["code"]:
+        # the source changed while this process ran: its result is from code that no longer exists
         return None
     path = Path(run_dir) / PRECOMPUTED
     write_json_atomic(path, {"key": key, "result": result})

@@ -106,7 +106,9 @@ def corruption_accuracies(model, task, corr_dir: str | Path, device, batch_size:
         imgs = arrays[name]
         for s in range(1, int(meta.get("severities", 5)) + 1):
             # official layout: NHWC uint8, severity s in rows (s-1)*n .. s*n
-            block = torch.as_tensor(np.ascontiguousarray(imgs[(s - 1) * n:s * n])).permute(0, 3, 1, 2)
+            # a writable copy: the set is memory-mapped read-only, which torch warns about
+            block = torch.from_numpy(np.require(imgs[(s - 1) * n:s * n], requirements=["C", "W"])
+                                     ).permute(0, 3, 1, 2)
             out[name][str(s)] = accuracy_on(model, task, block.to(device), y_all[(s - 1) * n:s * n], batch_size)
     return out, meta
 
@@ -181,8 +183,9 @@ def precompute_in_training_process(cfg: dict, device_type: str) -> Path | None:
                               run_config_hash(cfg))
         path = eval_cache.store(key, cfg["out_dir"], cfg["data_dir"], corruptions, result)
         if path is None:
-            log.warning("an input of the evaluation changed while the training process evaluated; "
-                        "nothing stored, the evaluate job will evaluate from scratch")
+            log.warning("an input of the evaluation (a file it read, or this package's source code) "
+                        "changed while the training process ran; nothing stored, the evaluate job "
+                        "will evaluate from scratch")
         return path
     finally:
         torch.use_deterministic_algorithms(det, warn_only=warn_only)
@@ -190,6 +193,14 @@ def precompute_in_training_process(cfg: dict, device_type: str) -> Path | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line (``autonorm-evaluate``): errors end in one paragraph and an exit code
+    (autonorm.cli; ``--debug`` shows the traceback)."""
+    from .cli import guarded
+
+    return guarded("autonorm-evaluate", _main, argv)
+
+
+def _main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--run-dir", required=True)
     p.add_argument("--data-dir", required=True)
@@ -206,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
                         f"({eval_cache.PRECOMPUTED})")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(asctime)s %(levelname)s %(message)s")
+    eval_cache.pin_code_fingerprint()  # the code this process runs (eval_cache)
     try:
         cfg, chash = check_run_folder(args.run_dir, args.expected_config_hash)
     except StaleRun as e:

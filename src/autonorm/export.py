@@ -122,6 +122,14 @@ def load_exported(export_dir, meta: dict, device="cpu") -> nn.Module:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line (``autonorm-export``): errors end in one paragraph and an exit code
+    (autonorm.cli; ``--debug`` shows the traceback)."""
+    from .cli import guarded
+
+    return guarded("autonorm-export", _main, argv)
+
+
+def _main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--run-dir", required=True)
     p.add_argument("--data-dir", required=True)

@@ -38,6 +38,18 @@ class WriteFailed(OSError):
         return self.strerror
 
 
+class DamagedRunFile(RuntimeError):
+    """A file of a run folder whose bytes differ from those recorded when it was written."""
+
+
+def umask_mode(base: int = 0o666) -> int:
+    """The mode a plain ``open()`` would give a new file under this process's umask (mkstemp
+    makes 0600, which other users of a shared folder cannot read)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return base & ~umask
+
+
 def _atomic_write_bytes(path: PathLike, data: bytes) -> Path:
     """Write ``data`` to ``path`` via a same-directory temp file + os.replace."""
     path = Path(path)
@@ -56,9 +68,7 @@ def _atomic_write_bytes(path: PathLike, data: bytes) -> Path:
         try:
             mode = os.stat(path).st_mode & 0o777
         except FileNotFoundError:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
+            mode = umask_mode()
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException as e:
@@ -172,3 +182,15 @@ __all__ = [
     "write_csv_atomic",
     "save_figure_atomic",
 ]
+
+
+def require_folder(path: PathLike, made_by: str) -> Path:
+    """``path`` as a Path; FileNotFoundError naming it and the step that makes it when it is not a
+    folder (an entry point's input: a missing tables folder is not an empty result)."""
+    p = Path(path)
+    if not p.is_dir():
+        import errno
+
+        raise FileNotFoundError(errno.ENOENT, f"no such folder; it is made by {made_by}", str(p))
+    return p
+

@@ -17,8 +17,9 @@ Choices (documented here because the paper is silent on them):
   ``a - b`` with A = autonorm_s.
 * Cohen's d_z = mean(diff) / sd(diff, ddof=1).
 * The Wilcoxon signed-rank test is only a robustness check and is computed
-  only with n >= 5 pairs (with fewer pairs its smallest attainable two-sided p
-  is >= 0.0625, so it can never reject at 5%); otherwise NaN with a reason.
+  only with n >= 6 pairs: its smallest attainable exact two-sided p is 2 / 2^n,
+  0.0625 with 5 pairs and 0.03125 with 6, so with 5 or fewer it can never
+  reject at 5%; otherwise NaN with a reason.
 * Power (:func:`min_detectable_difference`): the smallest true mean paired
   difference a two-sided paired t-test at alpha = 0.05 (uncorrected) detects
   with 80% probability, given n pairs and the observed sd of the paired
@@ -42,7 +43,7 @@ from scipy import stats as sps
 
 #: metrics for which lower is better (everything else: higher is better)
 LOWER_IS_BETTER = frozenset({
-    "rmse", "mae", "tag_perplexity", "loss", "val_loss", "train_loss",
+    "rmse", "mae", "tag_perplexity", "loss", "val_loss", "train_loss", "epochs_to_99pct",
     "params", "flops_per_sample", "latency_ms_per_batch", "train_wall_time_s",
 })
 
@@ -53,11 +54,14 @@ SECONDARY_METRICS = ("precision_macro", "recall_macro", "f1_macro", "mae")
 #: robustness metrics (rotation, CIFAR-10-C summary); their own Holm family
 ROBUSTNESS_METRICS = ("rotation_accuracy", "gaussian_noise_s3", "motion_blur_s3",
                       "brightness_s3", "mean_s3", "mean_all")
+#: robustness summaries computed from the per-corruption cells (means of them): tested and
+#: shown with a raw p-value, but not counted as extra tests in the Holm family
+DERIVED_METRICS = ("mean_s3", "mean_all")
 #: per-run cost figures: summarised, never tested (params/FLOPs are constant
 #: over seeds, wall times depend on the machine, not the method's quality)
 COST_METRICS = ("params", "flops_per_sample", "latency_ms_per_batch", "train_wall_time_s")
 
-MIN_N_WILCOXON = 5
+MIN_N_WILCOXON = 6  # the first n whose smallest exact two-sided p (2 / 2**n) is below 0.05
 #: below this many pairs we say plainly that no test has power (with n = 2 a
 #: paired t-test has one degree of freedom: it detects only differences ~9x
 #: the sd of the differences at 80% power)
@@ -91,10 +95,36 @@ def metric_range(metric: str) -> tuple[float, float]:
     return (-math.inf, math.inf)
 
 
+#: speed of convergence, from the learning curve (:func:`epochs_to_fraction`); tested in the
+#: ablations whose claim is about convergence, its own Holm family
+CONVERGENCE_METRICS = ("epochs_to_99pct",)
+
+
+def epochs_to_fraction(curve: Sequence[tuple[int, float]], higher: bool,
+                       fraction: float = 0.99) -> float:
+    """The first epoch at which a validation curve reaches ``fraction`` of its final value.
+
+    ``curve``: (epoch, value) pairs. Higher-is-better: the first epoch with value >=
+    fraction * final; lower-is-better (an error): value <= final / fraction. This is how the
+    claim "converges significantly slower" is measured per seed (docs/method.md section 7): on
+    the learning curve, not on the final metric. NaN for an empty or non-finite curve.
+    """
+    pts = sorted((int(e), float(v)) for e, v in curve if v is not None and np.isfinite(float(v)))
+    if not pts:
+        return math.nan
+    final = pts[-1][1]
+    for e, v in pts:
+        if (v >= fraction * final) if higher else (v <= final / fraction):
+            return float(e)
+    return float(pts[-1][0])
+
+
 def metric_family(metric: str) -> str:
-    """Holm family of a metric: primary | secondary | robustness | cost."""
+    """Holm family of a metric: primary | secondary | robustness | convergence | cost."""
     if metric in PRIMARY_METRICS:
         return "primary"
+    if metric in CONVERGENCE_METRICS:
+        return "convergence"
     if metric in ROBUSTNESS_METRICS or metric.endswith("_s3"):
         return "robustness"
     if metric in COST_METRICS:
@@ -257,6 +287,20 @@ def holm(pvalues: Sequence[float]) -> np.ndarray:
     return out
 
 
+def holm_levels(pvalues: Sequence[float], alpha: float = 0.05) -> np.ndarray:
+    """The level each test faces in Holm's step-down procedure: the test with the r-th smallest
+    of the m finite p-values (r = 1, 2, ...) is compared with ``alpha / (m - r + 1)``; NaN
+    p-values (tests not run) get NaN. A detectable difference shown beside a Holm-adjusted
+    p-value is computed at this level (:func:`min_detectable_difference`), not at ``alpha``."""
+    p = np.asarray(pvalues, dtype=float)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(np.isfinite(p))
+    m = ok.size
+    for rank, i in enumerate(ok[np.argsort(p[ok], kind="stable")]):
+        out[i] = alpha / (m - rank)
+    return out
+
+
 def holm_by_hand(pvalues: Sequence[float]) -> np.ndarray:
     """Reference Holm implementation (used to cross-check statsmodels in tests)."""
     p = np.asarray(pvalues, dtype=float)
@@ -272,7 +316,7 @@ def holm_by_hand(pvalues: Sequence[float]) -> np.ndarray:
 
 __all__ = [
     "LOWER_IS_BETTER", "PRIMARY_METRICS", "SECONDARY_METRICS", "ROBUSTNESS_METRICS",
-    "COST_METRICS", "MIN_N_WILCOXON", "higher_is_better", "metric_family", "t_ci",
-    "describe", "paired_test", "holm", "holm_by_hand", "min_detectable_difference",
+    "COST_METRICS", "DERIVED_METRICS", "CONVERGENCE_METRICS", "epochs_to_fraction", "MIN_N_WILCOXON", "higher_is_better", "metric_family", "t_ci",
+    "describe", "paired_test", "holm", "holm_levels", "holm_by_hand", "min_detectable_difference",
     "power_of_paired_test", "MIN_N_POWER", "metric_range", "PERCENT_METRICS",
 ]

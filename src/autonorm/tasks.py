@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import math
 import random
 from pathlib import Path
@@ -14,6 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .data.augment import normalize_images, random_crop_flip
+from .io_utils import DamagedRunFile
 from .metrics import IGNORE_INDEX, task_metrics
 from .models import build_model
 from .norms import gate_entropy, recording_gates
@@ -173,7 +175,7 @@ def run_eval(model: nn.Module, task: Task, x: torch.Tensor, y: torch.Tensor, bat
     """Loss, metrics and (optionally) per-selector gate diagnostics on one split."""
     model.eval()
     with recording_gates(model) if gates else contextlib.nullcontext({}) as learned:
-        sums = {n: {"h": 0.0, "w": 0.0} for n in learned}
+        sums = {n: {"h": 0.0, "w": 0.0, "ln": 0.0} for n in learned}
         outs, total_loss, count = [], 0.0, 0
         for i in range(0, x.shape[0], batch_size):
             xb, yb = task.trim_padding(x[i:i + batch_size], y[i:i + batch_size])
@@ -189,20 +191,52 @@ def run_eval(model: nn.Module, task: Task, x: torch.Tensor, y: torch.Tensor, bat
                 w = m.last_weights.float()
                 sums[n]["h"] += float(gate_entropy(w).sum())
                 sums[n]["w"] += float(w[:, 0].sum())
+                sums[n]["ln"] += float(w[:, 1].sum())  # index 1 is LN in every gated norm
     metrics = task_metrics(task.kind, torch.cat(outs), y, task.meta)
     gate_stats = None
     if learned:
         n_samples = x.shape[0]
         ent = {n: s["h"] / n_samples for n, s in sums.items()}
         wd = {n: s["w"] / n_samples for n, s in sums.items()}
-        gate_stats = {"entropy": ent, "w_dyt": wd, "mean_entropy": sum(ent.values()) / len(ent),
+        # w_LN is recorded on its own: with a third branch (AutoNorm-3) it is not 1 - w_DyT
+        wl = {n: s["ln"] / n_samples for n, s in sums.items()}
+        gate_stats = {"entropy": ent, "w_dyt": wd, "w_ln": wl, "mean_entropy": sum(ent.values()) / len(ent),
                       "mean_w_dyt": sum(wd.values()) / len(wd)}
     return total_loss / max(count, 1), metrics, gate_stats
 
 
-def load_trained_model(run_dir: str | Path, meta: dict, device: torch.device) -> nn.Module:
-    """Rebuild a run's model from its config.json and model.pt (weights only)."""
+def verify_model_file(run_dir: str | Path) -> None:
+    """Check ``model.pt`` against the sha256 that training recorded in ``model.json``; raise
+    DamagedRunFile naming the file and what to rerun when they differ. A run folder written by
+    an older version records no hash: that is said in a warning, and the file is read as is."""
+    from .checkpoint import sha256_file
+
     run_dir = Path(run_dir)
+    path = run_dir / "model.pt"
+    try:
+        recorded = (json.loads((run_dir / "model.json").read_text()).get("sha256") or {}).get("model.pt")
+    except (OSError, ValueError) as e:
+        raise DamagedRunFile(f"{run_dir / 'model.json'} is missing or unreadable ({e}); it records the "
+                             f"sha256 of {path}. Rerun the run's training (rule train: delete "
+                             f"{run_dir / 'status.json'} and run snakemake again).") from e
+    if recorded is None:
+        logging.getLogger("autonorm.tasks").warning(
+            "%s records no sha256 of model.pt (written by an older version): its bytes cannot be "
+            "checked", run_dir / "model.json")
+        return
+    actual = sha256_file(path) if path.exists() else "(missing)"
+    if actual != recorded:
+        raise DamagedRunFile(
+            f"{path} is damaged: its sha256 is {actual}, training recorded {recorded} in "
+            f"{run_dir / 'model.json'}. Its numbers would be wrong. Rerun the run's training (rule "
+            f"train): delete {run_dir / 'status.json'} and run snakemake again.")
+
+
+def load_trained_model(run_dir: str | Path, meta: dict, device: torch.device) -> nn.Module:
+    """Rebuild a run's model from its config.json and model.pt (weights only), after checking
+    model.pt against the hash recorded at training (:func:`verify_model_file`)."""
+    run_dir = Path(run_dir)
+    verify_model_file(run_dir)
     cfg = json.loads((run_dir / "config.json").read_text())
     model = build_model(meta, cfg["method"], cfg["model"], cfg.get("norm_options", {}))
     model.load_state_dict(torch.load(run_dir / "model.pt", map_location="cpu", weights_only=True))

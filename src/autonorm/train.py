@@ -29,9 +29,10 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from . import cost
-from .checkpoint import (CHECKPOINT, CHECKPOINT_FORMAT, CORRUPT, PREVIOUS, clean_stale_temp_files,
-                         load_checkpoint, rng_state, save_atomic, save_checkpoint, set_rng_state)
+from . import cost, eval_cache
+from .checkpoint import (CHECKPOINT, CHECKPOINT_FORMAT, HASHES, PREVIOUS, clean_stale_temp_files,
+                         load_checkpoint, rng_state, save_atomic, save_checkpoint, set_rng_state,
+                         sha256_file)
 from .config import load_config, resolve_run_config
 from .data import load_processed
 from .device import resolve_device
@@ -60,7 +61,7 @@ class TrainingDiverged(RuntimeError):
 FINAL_OUTPUTS = ("status.json", "failed.json", "metrics.json", "model.pt", "model.json", "freeze.json",
                  "eval_precomputed.json")
 #: Also deleted when the run does not resume: they describe the previous config.
-RUN_STATE = ("history.json", CHECKPOINT, PREVIOUS, CORRUPT, "config.json", "env.json")
+RUN_STATE = ("history.json", CHECKPOINT, PREVIOUS, HASHES, "config.json", "env.json")
 
 
 def invalidate_outputs(out_dir: Path, resuming: bool) -> list[str]:
@@ -242,9 +243,11 @@ def _finish(cfg, chash, model, task, data, device, autocast, history, freeze, tr
                "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     out_dir = Path(cfg["out_dir"])
     save_atomic(model.state_dict(), out_dir / "model.pt")
+    # every reader of model.pt checks these bytes (tasks.verify_model_file)
     write_json_atomic(out_dir / "model.json", {"config_hash": chash, "dataset": cfg["dataset"],
                                                "method": cfg["method"], "seed": cfg["seed"],
-                                               "epochs": len(history)})
+                                               "epochs": len(history),
+                                               "sha256": {"model.pt": sha256_file(out_dir / "model.pt")}})
     write_json_atomic(out_dir / "freeze.json", freeze | {"config_hash": chash})
     write_json_atomic(out_dir / "metrics.json", metrics)  # last: its presence means the run is done
     log.info("test %s", json.dumps(test_metrics))
@@ -267,6 +270,14 @@ def _precompute_evaluation(cfg: dict, device: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line (``autonorm-train``): errors end in one paragraph and an exit code
+    (autonorm.cli; ``--debug`` shows the traceback)."""
+    from .cli import guarded
+
+    return guarded("autonorm-train", _main, argv)
+
+
+def _main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--run-config", help="resolved run config: a JSON string or a path to a JSON file")
     p.add_argument("--config", help="workflow config.yaml (with --dataset/--method/--seed)")
@@ -285,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--stop-after-epochs", type=int, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(asctime)s %(levelname)s %(message)s")
+    eval_cache.pin_code_fingerprint()  # the code this process runs, before anyone edits it
     keep_freed_memory()
 
     if args.run_config:

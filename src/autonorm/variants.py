@@ -28,6 +28,8 @@ workflow copies the trained one's eval file for it instead of training again.
 
 from __future__ import annotations
 
+import math
+
 import json
 from pathlib import Path
 
@@ -217,6 +219,16 @@ def variant_problems(cfg: dict) -> list[str]:
                          else "autonorm.t_freeze")
                 add(f"config key {where}: t_freeze={t_freeze} is after the last epoch ({epochs}) of dataset "
                     f"{d}: variant {name} would never decide to freeze")
+            gates = 3 if (method.norm == "autonorm3" or str((run.get("norm_options") or {}).get("gates", 2)) == "3") \
+                else 2
+            eps_h = run["autonorm"].get("eps_h")
+            if (method.freeze_selectors and run["autonorm"]["freeze_enabled"] and eps_h is not None
+                    and eps_h >= math.log(gates)):
+                where = (f"variants.{name}.autonorm.eps_h" if "eps_h" in (v.get("autonorm") or {})
+                         else "autonorm.eps_h")
+                add(f"config key {where}: eps_h={eps_h:g} is not below ln {gates} = {math.log(gates):.4f}, "
+                    f"the largest entropy of variant {name}'s {gates}-way gate on dataset {d}: its "
+                    f"selectors would never freeze")
     return problems
 
 

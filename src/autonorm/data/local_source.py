@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import registry
-from .errors import DataCorruptError, DataMissingError
+from .errors import DataCorruptError, DataError, DataMissingError
+from ..io_utils import umask_mode
 from .integrity import file_hash, missing_error
 
 Plan = List[Tuple[Path, str]]  # (source file or folder, destination relative to R/<dataset>)
@@ -32,14 +33,36 @@ _HINTS = {"mnist": ("mnist",), "fashion_mnist": ("fashion",), "cifar10": ("cifar
           "cifar10c": ("cifar-10-c", "cifar10c")}
 
 
+#: a walk of a --from folder stops at this many folders (a whole disk named by mistake)
+MAX_FOLDERS = 20_000
+
+
 class _Index:
-    """Every file and folder below DIR, by name (one walk)."""
+    """Every file and folder below DIR, by name (one walk).
+
+    Symbolic links to folders are followed (a mirror is often a tree of links), but each real
+    folder is walked once: a link back up the tree (``ln -s . again``) is skipped, and the walk
+    is bounded (:data:`MAX_FOLDERS`)."""
 
     def __init__(self, root: Path):
         self.root = root
         self.files: Dict[str, List[Path]] = {}
         self.dirs: Dict[str, List[Path]] = {}
+        seen = set()
         for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+            try:
+                st = os.stat(dirpath)
+                real = (st.st_dev, st.st_ino)
+            except OSError:
+                dirnames[:] = []
+                continue
+            if real in seen:  # reached again through a link: walked already
+                dirnames[:] = []
+                continue
+            seen.add(real)
+            if len(seen) > MAX_FOLDERS:
+                raise DataError(f"--from {root}: more than {MAX_FOLDERS:,} folders below it; name the "
+                                "folder that holds the dataset's files, not a whole disk")
             dirnames.sort()
             base = Path(dirpath)
             for d in dirnames:
@@ -256,7 +279,7 @@ def _copy_file(src: Path, dst: Path) -> None:
     os.close(fd)
     try:
         shutil.copyfile(src, tmp)
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, umask_mode())
         os.replace(tmp, dst)
     except BaseException:
         if os.path.exists(tmp):

@@ -41,11 +41,12 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ..io_utils import umask_mode
 from . import registry
 from .errors import DataCorruptError, DataMissingError
 from .integrity import (Checks, bytes_sha256, file_hash, manifest_sha256, missing_error, require_network,
                         rows_sha256, sha256_of, verify_file)
-from .storage import holdout, subsample_train, three_way
+from .storage import holdout, split_note, subsample_train, three_way
 
 PAD, UNK = "<pad>", "<unk>"
 # Letters are [^\W\d_] and letters-or-digits [^\W_] in Python's Unicode-aware re: words keep their
@@ -430,6 +431,7 @@ def _extract_combined(z: Path, d: Path) -> None:
             for m in zf.namelist():
                 if m.startswith("treebank/combined/") and m.endswith(".mrg") and "/" not in m[18:]:
                     (tmp / m[18:]).write_bytes(zf.read(m))
+        os.chmod(tmp, umask_mode(0o777))  # mkdtemp makes 0700: others sharing the raw folder must enter it
         if d.exists():
             shutil.rmtree(d)
         os.rename(tmp, d)
@@ -503,7 +505,8 @@ def load_ptb(raw_dir, options: Dict[str, Any], checks: Optional[Checks] = None
     sents = {"train": [all_sents[i] for i in tr], "val": [all_sents[i] for i in va], "test": [all_sents[i] for i in te]}
     return sents, {"ptb_source": source, "root": str(d), "n_files": len(files), "n_sentences": len(all_sents),
                    "checks": checks,
-                   "split_note": "NLTK WSJ sample: seeded sentence-level 80/10/10 split (no official split)"}
+                   "split_note": "NLTK WSJ sample (no official split): "
+                                 + split_note(tr, va, te, "seeded sentence-level")}
 
 
 def preprocess_ptb(raw_dir, options: Dict[str, Any]):

@@ -69,6 +69,8 @@ def download(name: str, raw_dir: os.PathLike, options: Optional[Dict[str, Any]] 
     """
     raw_dir = Path(raw_dir)
     marker = raw_dir / name / ".complete"
+    # the marker vouches for the files as this call finds them: gone until they verify again
+    marker.unlink(missing_ok=True)
     opts = registry.resolve_options(name, options) if name in registry.DATASETS else dict(options or {})
     if allow_unverified:
         opts["allow_unverified"] = True
@@ -98,6 +100,8 @@ def download(name: str, raw_dir: os.PathLike, options: Optional[Dict[str, Any]] 
             prov = _verify(name, raw_dir, opts)
         except DataError:
             local_source.remove_copies(name, raw_dir, copied)  # R/<name> never keeps a copy that failed
+            # an earlier marker says "verified" of files that no longer are: it must not outlive them
+            marker.unlink(missing_ok=True)
             raise
     write_json_atomic(marker, {"dataset": name, "standin": spec.standin, "needs_download": spec.needs_download,
                                "from": str(Path(from_dir).resolve()) if from_dir is not None else None,

@@ -57,36 +57,40 @@ class DatasetSpec:
     rotation: bool = False  # vision: a test_rot90 split is written
     corruption_set: Optional[str] = None  # name of the derived corruption set, if any
     defaults: Dict[str, Any] = field(default_factory=dict)  # default preprocess options
+    image_size: Optional[int] = None  # vision: height = width of the images (a patch size must divide it)
 
     def as_dict(self) -> Dict[str, Any]:
         return {
             "name": self.name, "family": self.family, "task": self.task, "standin": self.standin,
             "description": self.description, "needs_download": self.needs_download,
             "rotation": self.rotation, "corruption_set": self.corruption_set,
-            "defaults": dict(self.defaults),
+            "defaults": dict(self.defaults), "image_size": self.image_size,
         }
 
 
-def _vision(name, desc, val_size=None, val_fraction=0.1, corruption_set=None):
+def _vision(name, desc, image_size, val_size=None, val_fraction=0.1, corruption_set=None):
     d = {"val_fraction": val_fraction, "split_seed": 0}
     if val_size is not None:
         d["val_size"] = val_size
-    return DatasetSpec(name, "vision", "image_classification", False, desc, True, True, corruption_set, d)
+    return DatasetSpec(name, "vision", "image_classification", False, desc, True, True, corruption_set, d,
+                       image_size)
 
 
 DATASETS: Dict[str, DatasetSpec] = {
-    "mnist": _vision("mnist", "MNIST handwritten digits (LeCun et al.), 28x28 grey, via torchvision."),
-    "fashion_mnist": _vision("fashion_mnist", "Fashion-MNIST (Xiao et al. 2017), 28x28 grey, via torchvision."),
-    "cifar10": _vision("cifar10", "CIFAR-10 (Krizhevsky 2009), 32x32 RGB, via torchvision.",
+    "mnist": _vision("mnist", "MNIST handwritten digits (LeCun et al.), 28x28 grey, via torchvision.",
+                   28),
+    "fashion_mnist": _vision("fashion_mnist", "Fashion-MNIST (Xiao et al. 2017), 28x28 grey, via torchvision.",
+                           28),
+    "cifar10": _vision("cifar10", "CIFAR-10 (Krizhevsky 2009), 32x32 RGB, via torchvision.", 32,
                        val_size=5000, corruption_set="cifar10c"),
-    "cifar100": _vision("cifar100", "CIFAR-100 (Krizhevsky 2009), 32x32 RGB, 100 fine labels, via torchvision.",
+    "cifar100": _vision("cifar100", "CIFAR-100 (Krizhevsky 2009), 32x32 RGB, 100 fine labels, via torchvision.", 32,
                         val_size=5000),
     "svhn": _vision("svhn", "SVHN cropped digits (Netzer et al. 2011), 32x32 RGB, train+test (no extra), "
-                            "via torchvision; label 10 in the .mat files means digit 0."),
+                            "via torchvision; label 10 in the .mat files means digit 0.", 32),
     "ptb_pos": DatasetSpec(
         "ptb_pos", "nlp", "token_classification", False,
         "Penn Treebank WSJ POS tagging. Default: the free NLTK 10% WSJ sample (~3,914 sentences, "
-        "seeded 80/10/10 sentence split); option ptb_source='wsj_full' uses the licensed LDC "
+        "seeded sentence split, 80/10/10 by default); option ptb_source='wsj_full' uses the licensed LDC "
         "Treebank-3 WSJ with the standard sections 0-18/19-21/22-24.",
         defaults={"max_len": 128, "ptb_source": "nltk_sample", "split_seed": 0, "min_freq": 1,
                   "val_fraction": 0.1, "test_fraction": 0.1}),
@@ -98,28 +102,28 @@ DATASETS: Dict[str, DatasetSpec] = {
     "energy_efficiency": DatasetSpec(
         "energy_efficiency", "tabular", "regression", False,
         "UCI Energy Efficiency (Tsanas & Xifara 2012, UCI id 242): 768 buildings, 8 features, "
-        "target heating load (Y1) or cooling load (Y2); seeded 70/15/15 split.",
+        "target heating load (Y1) or cooling load (Y2); seeded train/val/test split, 70/15/15 by default.",
         defaults={"target": "heating_load", "split_seed": 0, "val_fraction": 0.15, "test_fraction": 0.15}),
     "california_housing": DatasetSpec(
         "california_housing", "tabular", "regression", False,
         "California Housing (Pace & Barry 1997) via scikit-learn: 20,640 block groups, 8 features, "
-        "median house value in units of 100,000 USD; seeded 80/10/10 split.",
+        "median house value in units of 100,000 USD; seeded train/val/test split, 80/10/10 by default.",
         defaults={"split_seed": 0, "val_fraction": 0.1, "test_fraction": 0.1}),
     # ---- smoke stand-ins (offline) ----
     "smoke_digits": DatasetSpec(
         "smoke_digits", "vision", "image_classification", True,
         "STAND-IN (real data): scikit-learn's bundled 8x8 'digits' (UCI optdigits test set, 1,797 "
         "images, 1 channel, 0..16 rescaled to 0..255); stands in for the paper's vision sets. "
-        "Seeded 70/10/20 split.",
+        "Seeded train/val/test split (split_note gives its sizes).",
         needs_download=False, rotation=True,
-        defaults={"split_seed": 0, "val_fraction": 0.1, "test_fraction": 0.2}),
+        defaults={"split_seed": 0, "val_fraction": 0.1, "test_fraction": 0.2}, image_size=8),
     "smoke_shapes32": DatasetSpec(
         "smoke_shapes32", "vision", "image_classification", True,
         "STAND-IN (generated): 32x32 RGB images of 8 classes of coloured shapes/textures on noisy "
         "backgrounds, generated deterministically from the seed; exercises the CIFAR code paths "
         "(corruptions, rotation).",
         needs_download=False, rotation=True, corruption_set="smoke_shapes32_c",
-        defaults={"split_seed": 0, "n_train": 2000, "n_val": 500, "n_test": 500}),
+        defaults={"split_seed": 0, "n_train": 2000, "n_val": 500, "n_test": 500}, image_size=32),
     "smoke_pos": DatasetSpec(
         "smoke_pos", "nlp", "token_classification", True,
         "STAND-IN (generated): POS-tagging corpus sampled from a small probabilistic grammar with "
@@ -138,7 +142,7 @@ DATASETS: Dict[str, DatasetSpec] = {
         "smoke_diabetes", "tabular", "regression", True,
         "STAND-IN (real data): scikit-learn's bundled 'diabetes' regression set (442 patients, 10 "
         "features, target = disease progression after one year, original units); stands in for the "
-        "paper's tabular sets. Seeded 70/15/15 split.",
+        "paper's tabular sets. Seeded train/val/test split, 70/15/15 by default.",
         needs_download=False,
         defaults={"split_seed": 0, "val_fraction": 0.15, "test_fraction": 0.15}),
 }

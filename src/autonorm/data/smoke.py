@@ -9,7 +9,7 @@ description says what the data is; none of these numbers may be compared
 with the paper.
 
 * smoke_digits: scikit-learn's bundled 8x8 digits (real data), 1 channel,
-  0..16 rescaled to 0..255, seeded 70/10/20 split.
+  0..16 rescaled to 0..255, seeded train/val/test split (``val_fraction``, ``test_fraction``).
 * smoke_shapes32: generated 32x32 RGB, 8 classes (circle, square, triangle,
   cross, ring, horizontal stripes, vertical stripes, checkerboard) with random
   position, size, colours, background gradient and pixel noise; 2000/500/500
@@ -18,11 +18,11 @@ with the paper.
 * smoke_pos: sentences sampled from a small probabilistic grammar with
   PTB-style tags; many words are ambiguous (e.g. "watches" NNS/VBZ, "light"
   NN/JJ/VB/VBP, "can" MD/NN), so the tag depends on context.  1500 sentences,
-  seeded 70/15/15 split.
+  seeded train/val/test split.
 * smoke_sentiment: template movie-review sentences: 55% plain ("the plot was
   dull"), 20% negated ("was not good"), 25% contrast ("A but B", "although
   A , B": the label is B's), so a share of them needs word order.  2000
-  sentences, balanced, seeded 70/15/15 split.
+  sentences, balanced, seeded train/val/test split.
 * smoke_diabetes: see tabular.py (scikit-learn's bundled diabetes, real data).
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 from .nlp import build_sequence_classification, build_token_classification
-from .storage import three_way
+from .storage import split_note, three_way
 from .vision import build_vision
 
 SHAPE_CLASSES = ["circle", "square", "triangle", "cross", "ring", "h_stripes", "v_stripes", "checker"]
@@ -48,7 +48,7 @@ def preprocess_smoke_digits(options: Dict[str, Any]):
                            int(options.get("split_seed", 0)))
     splits = {"train": (x[tr], y[tr]), "val": (x[va], y[va]), "test": (x[te], y[te])}
     return build_vision("smoke_digits", splits, [str(i) for i in range(10)], options,
-                        {"source": {"sklearn": "load_digits()"}, "split_note": "seeded 70/10/20 split"})
+                        {"source": {"sklearn": "load_digits()"}, "split_note": split_note(tr, va, te)})
 
 
 def generate_shapes32(n: int, seed: int) -> Tuple[np.ndarray, np.ndarray]:
@@ -187,7 +187,7 @@ def preprocess_smoke_pos(options: Dict[str, Any]):
     ambiguous = sorted({w for k, v in _LEX.items() for w in v if sum(w in vv for vv in _LEX.values()) > 1})
     return build_token_classification("smoke_pos", split, options,
                                       {"source": {"generator": "autonorm.data.smoke.generate_pos", "seed": seed},
-                                       "ambiguous_words": ambiguous, "split_note": "seeded 70/15/15 split"})
+                                       "ambiguous_words": ambiguous, "split_note": split_note(tr, va, te)})
 
 
 # =========================================================================== sentiment
@@ -246,4 +246,4 @@ def preprocess_smoke_sentiment(options: Dict[str, Any]):
     split_y = {k: labels[idx] for k, idx in (("train", tr), ("val", va), ("test", te))}
     return build_sequence_classification("smoke_sentiment", split_t, split_y, ["negative", "positive"], options,
                                          {"source": {"generator": "autonorm.data.smoke.generate_sentiment", "seed": seed},
-                                          "split_note": "seeded 70/15/15 split"})
+                                          "split_note": split_note(tr, va, te)})

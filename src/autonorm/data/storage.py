@@ -110,6 +110,15 @@ def holdout(n: int, n_val: int, seed: int) -> Tuple[np.ndarray, np.ndarray]:
     return np.sort(perm[n_val:]), np.sort(perm[:n_val])
 
 
+def split_note(tr, va, te, what: str = "seeded") -> str:
+    """'seeded 65/15/20 split (1,167 / 270 / 360)': the proportions of the split as built (from its
+    index arrays), so a description can never disagree with the data."""
+    n = [len(tr), len(va), len(te)]
+    total = max(sum(n), 1)
+    pct = "/".join(f"{round(100 * k / total)}" for k in n)
+    return f"{what} {pct} split ({' / '.join(f'{k:,}' for k in n)} train / val / test)"
+
+
 def three_way(n: int, val_fraction: float, test_fraction: float, seed: int
               ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Seeded train/val/test split of range(n) (for sources without an official split)."""
@@ -165,6 +174,8 @@ def check_split_tensors(meta: Dict[str, Any], split: str, x: torch.Tensor, y: to
     rec = (meta.get("split_files") or {}).get(split)
     if rec:
         for k, t in (("x", x), ("y", y)):
+            if not isinstance(rec.get(k), dict) or not {"shape", "dtype"} <= set(rec[k]):
+                return f"meta.json's record of this split has no shape and dtype of {k!r}"
             if list(t.shape) != list(rec[k]["shape"]) or _dtype_name(t) != rec[k]["dtype"]:
                 return (f"{k} is {_dtype_name(t)} {list(t.shape)}, meta.json records "
                         f"{rec[k]['dtype']} {rec[k]['shape']}")

@@ -35,7 +35,7 @@ import numpy as np
 from . import registry
 from .errors import DataCorruptError
 from .integrity import Checks, bytes_sha256, missing_error, require_network, sha256_of, table_sha256
-from .storage import three_way
+from .storage import split_note, three_way
 
 ENERGY_FEATURES = {
     "X1": "relative_compactness", "X2": "surface_area", "X3": "wall_area", "X4": "roof_area",
@@ -67,8 +67,7 @@ def build_regression(name: str, X: np.ndarray, y: np.ndarray, feature_names: Lis
         "num_features": int(X.shape[1]), "feature_names": list(feature_names), "target_name": target_name,
         "feature_mean": mu.tolist(), "feature_std": sd.tolist(),
         "y_mean": float(y[tr].mean()), "y_std": float(y[tr].std()),
-        "split_note": f"seeded shuffle split val={options.get('val_fraction')} test={options.get('test_fraction')}; "
-                      "features standardised with train statistics",
+        "split_note": split_note(tr, va, te, "seeded shuffle") + "; features standardised with train statistics",
         "options": dict(options),
     }
     meta.update(extra or {})

@@ -28,6 +28,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 import torch
 
+from ..io_utils import umask_mode
 from . import registry
 from .errors import DataCorruptError, DataError
 from .integrity import Checks, file_hash, missing_error, require_network, verify_file
@@ -86,6 +87,7 @@ def _extract_gz(src: Path, dst: Path) -> None:
     try:
         with gzip.open(src, "rb") as fin, os.fdopen(fd, "wb") as fout:
             shutil.copyfileobj(fin, fout)
+        os.chmod(tmp, umask_mode())  # mkstemp makes 0600: others sharing the raw folder must read it
         os.replace(tmp, dst)
     except BaseException:
         if os.path.exists(tmp):
@@ -176,11 +178,18 @@ def ensure_raw(name: str, raw_dir: os.PathLike, checks: Optional[Checks] = None)
     return checks
 
 
+def _missing_items(name: str, root: Path) -> list:
+    """What to name as missing: CIFAR needs its archive *or* the extracted folder (one item, "one
+    of"), the other sets each file they lack."""
+    if name in CIFAR_FOLDER:
+        return [(CIFAR_TAR[name], CIFAR_FOLDER[name] + "/")]
+    return [r for r in registry.CHECKSUMS[name] if not (root / r).is_file()] or list(registry.CHECKSUMS[name])
+
+
 def download(name: str, raw_dir: os.PathLike) -> None:
     """Fetch the official files with torchvision (network needed); then verify them."""
     root = Path(raw_dir) / name
-    require_network(name, raw_dir, [r for r in registry.CHECKSUMS[name] if not (root / r).is_file()]
-                    or list(registry.CHECKSUMS[name]))
+    require_network(name, raw_dir, _missing_items(name, root))
     root.mkdir(parents=True, exist_ok=True)
     cls = _verified_class(name)
     try:
@@ -191,8 +200,7 @@ def download(name: str, raw_dir: os.PathLike) -> None:
             for train in (True, False):
                 cls(str(root), train=train, download=True)
     except Exception as exc:  # network errors come in many types (URLError, RuntimeError, OSError...)
-        missing = [r for r in registry.CHECKSUMS[name] if not (root / r).is_file()]
-        raise missing_error(name, raw_dir, missing or list(registry.CHECKSUMS[name]),
+        raise missing_error(name, raw_dir, _missing_items(name, root),
                             note=f"Download with torchvision failed: {type(exc).__name__}: {exc}") from exc
 
 

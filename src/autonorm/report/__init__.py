@@ -15,10 +15,11 @@ function per section (their order is :data:`.sections.SECTIONS`),
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Iterable
 
-from autonorm.io_utils import write_text_atomic
+from autonorm.io_utils import require_folder, write_text_atomic
 from autonorm.report.context import FAMILIES, ReportContext
 from autonorm.report.fmt import fmt, fmt_ms, fmt_p, md_table, pretty
 from autonorm.report.html import markdown_to_html
@@ -41,6 +42,7 @@ def build_report(tables: str | Path, figures_dir: str | Path | None, out: str | 
                  provenance_from: str | Path | None = None,
                  html_out: str | Path | None = None) -> str:
     """Write report.md (and, with ``html_out``, the same as one HTML page); returns the text."""
+    require_folder(tables, "autonorm-aggregate (rule aggregate)")
     ctx = ReportContext.load(tables, out, figures_dir, config_json, provenance_from)
     text = render(ctx)
     write_text_atomic(out, text)
@@ -65,7 +67,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Iterable[str] | None = None) -> int:
-    args = build_parser().parse_args(None if argv is None else list(argv))
+    """The command line (``autonorm-report``): errors end in one paragraph and an exit code
+    (autonorm.cli; ``--debug`` shows the traceback)."""
+    from ..cli import guarded
+
+    return guarded("autonorm-report", _main, argv)
+
+
+def _main(argv: Iterable[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if "--findings" in argv:  # the findings page over several studies (report.findings)
+        from autonorm.report import findings
+
+        return findings.main(argv)
+    args = build_parser().parse_args(argv)
     build_report(args.tables, args.figures_dir, args.out, args.config_json, args.provenance_from,
                  args.html_out)
     print(f"autonorm-report: wrote {args.out}" + (f" and {args.html_out}" if args.html_out else ""))

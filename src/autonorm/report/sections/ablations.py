@@ -56,16 +56,21 @@ def ablations_section(ctx: ReportContext) -> str:
                     delta = fmt_diff(r["mean_diff_vs_base"], r["mean"])
                     p = (f"{fmt_p(r['p_vs_base'])} ({fmt_p(r['p_vs_base_holm'])})"
                          if math.isfinite(fnum(r["p_vs_base"])) else "–")
-                    mdd = fmt_mdd(r["mdd80"], r["mean"])
+                    mdd = fmt_mdd(r["mdd80_holm"], r["mean"])
                 value = _value(r["value"])
                 if truthy(r["is_base"]) and value == "–":
                     value = "(base setting)"
                 rows.append([r["variant"], value, int(fnum(r["n"]) or 0),
                              fmt_ms(r["mean"], r["std"]) if fnum(r["n"]) else "no result", ci,
                              delta, p, mdd, text(r["note"])])
+            if metric in stats.CONVERGENCE_METRICS:
+                lines += [f"{ctx.label(d)}, speed of convergence: `{metric}` is the first epoch at "
+                          "which a run's validation metric reaches 99% of its final value (for an "
+                          "error: within 1/0.99 of it), per seed, so the claim about convergence "
+                          "is tested on the learning curves, not on the final metric.", ""]
             lines += [f"{ctx.label(d)}, {metric} {arrow}:", "",
                       md_table(["variant", f"{axis}", "n", "mean ± std", "95% CI",
-                                "Δ vs base", "p, raw (Holm)", "detectable Δ (80% power)", "note"],
+                                "Δ vs base", "p, raw (Holm)", "detectable Δ (80% power, Holm level)", "note"],
                                rows), ""]
             if clipped:
                 lines += ["Marked *: interval clipped to the metric's valid range.", ""]

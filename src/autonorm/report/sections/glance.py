@@ -57,7 +57,7 @@ def glance_section(ctx: ReportContext) -> str:
                 p = mdd = f"no power (n={n})"
             else:
                 p = fmt_p(c["p_holm"]) if math.isfinite(fnum(c["p_holm"])) else "no test"
-                mdd = fmt_mdd(c["mdd80"], c["mean_a"])
+                mdd = fmt_mdd(c["mdd80_holm"], c["mean_a"])
             if not ctx.standin(d):
                 if (d, metric) in DOUBTFUL:
                     pdiff = "† not comparable"
@@ -75,7 +75,7 @@ def glance_section(ctx: ReportContext) -> str:
              "did not run, the strongest other method) on each dataset's primary metric; every "
              "method and metric follows in the family sections.", "",
              md_table(["dataset", "metric", "n pairs", ref, "compared with", f"Δ ({ref} − it)",
-                       "p (Holm)", "detectable Δ (80% power)", "paper Δ", "trivial baseline",
+                       "p (Holm)", "detectable Δ (80% power, Holm level)", "paper Δ", "trivial baseline",
                        "at or below trivial", "best of ours"], rows), ""]
     for key in sorted(doubtful):
         lines += [f"† {DOUBTFUL[key]} (docs/method.md section {DOUBTFUL_SECTION[key]}).", ""]

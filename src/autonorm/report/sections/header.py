@@ -52,7 +52,8 @@ def how_to_read(ctx: ReportContext) -> str:
         "",
         f"- **Δ vs {ref}** is {ref} minus the row's method, paired by seed; **detectable Δ** is "
         "the smallest true difference a paired t-test at this n and this spread of the paired "
-        "differences would find with 80% power (α = 0.05, before Holm): a smaller observed "
+        "differences would find with 80% power at the level that test faces in Holm's "
+        "procedure (α = 0.05 divided by the tests still in play): a smaller observed "
         "difference that is \"not significant\" says nothing either way. **paper Δ** is the "
         "same difference in the paper's table.",
         "- With fewer than 3 paired seeds no test has power: the tables then say so instead "

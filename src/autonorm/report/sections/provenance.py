@@ -87,6 +87,20 @@ def _now() -> str:
     return t.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def run_config_view(cfg):
+    """The config as it applies to this run: the per-dataset blocks (``dataset_config``,
+    ``raw_from``) of datasets the run does not have are left out (the config hash above is of
+    the whole config)."""
+    if not isinstance(cfg, dict) or not isinstance(cfg.get("datasets"), list):
+        return cfg
+    keep = set(cfg["datasets"])
+    out = dict(cfg)
+    for key in ("dataset_config", "raw_from"):
+        if isinstance(out.get(key), dict):
+            out[key] = {d: v for d, v in out[key].items() if d in keep}
+    return out
+
+
 def provenance_section(ctx: ReportContext) -> str:
     config_json, runs_dir = ctx.config_json, ctx.provenance_from
     lines = ["## Provenance", "", f"- Report generated: {_now()}"]
@@ -108,10 +122,11 @@ def provenance_section(ctx: ReportContext) -> str:
                                 for k, vs in sorted(env.items())]), ""]
     if config_json:
         try:
-            pretty_cfg = json.dumps(json.loads(config_json), indent=2, sort_keys=True)
+            pretty_cfg = json.dumps(run_config_view(json.loads(config_json)), indent=2, sort_keys=True)
         except ValueError:
             pretty_cfg = config_json
-        lines += ["", "<details><summary>Config</summary>", "", "```json", pretty_cfg, "```", "",
+        lines += ["", "<details><summary>Config (the datasets of this run)</summary>", "", "```json",
+                  pretty_cfg, "```", "",
                   "</details>"]
     lines.append("")
     return "\n".join(lines)
@@ -129,16 +144,21 @@ def stats_notes(ctx: ReportContext) -> str:
         f"sd of the differences; difference = {ref} − other (for ↓ metrics a negative "
         f"difference favours {ref}).",
         "- Power: the detectable Δ solves the noncentral-t power equation of a two-sided "
-        "paired t-test (α = 0.05, 80% power; statsmodels TTestPower) for this n and the "
-        "observed sd of the paired differences, in the metric's units. With fewer than 3 "
-        "paired seeds no test is reported.",
+        "paired t-test (80% power; statsmodels TTestPower) for this n and the observed sd of "
+        "the paired differences, in the metric's units, at the level the test faces in Holm's "
+        "step-down procedure (α / (m − r + 1) for the r-th smallest of the family's m "
+        "p-values), so it matches the Holm-adjusted p beside it. With fewer than 3 paired seeds "
+        "no test is reported.",
         "- Holm correction per dataset and metric family: one family for the primary metrics "
         "(accuracy, tag perplexity, RMSE: every baseline × metric of that dataset), one for the "
         "secondary metrics (macro precision/recall/F1, MAE) and one for robustness "
-        "(rotation, corruption summaries). Tests that could not be run are left out of the "
+        "(rotation, the three severity-3 corruption cells; their means `mean_s3` and "
+        "`mean_all` are derived from the cells and shown with a raw p, outside Holm). Tests "
+        "that could not be run are left out of the "
         "family. Cost figures are not tested. Methods that are the same training runs are "
         "not tested against each other.",
-        "- Wilcoxon signed-rank p as a check only with n ≥ 5 pairs.",
+        "- Wilcoxon signed-rank p as a check only with n ≥ 6 pairs (with 5 or fewer its smallest "
+        "exact two-sided p, 2/2^n, is at least 0.0625: it could never reject at 5%).",
         "- Source tables: `summary.csv`, `comparisons.csv`, `runs.csv`, `datasets.csv`, "
         "`baselines.csv`, `ablations.csv`, `gates.csv`, `history.csv`, `freeze.csv`, "
         "`corruptions.csv`.", ""])

@@ -111,7 +111,7 @@ def primary_table(ctx: ReportContext, d: str, sd: pd.DataFrame, cmp_d: pd.DataFr
                 else:
                     p_h = (fmt_p(c["p_holm"]) if math.isfinite(fnum(c["p_holm"]))
                            else (text(c["note"]).split(";")[0] or "no test"))
-                    mdd = fmt_mdd(c["mdd80"], r["mean"])
+                    mdd = fmt_mdd(c["mdd80_holm"], r["mean"])
                 if not standin:
                     if (d, metric) in DOUBTFUL:
                         if math.isfinite(fnum(r.get("paper_mean"))):
@@ -131,7 +131,7 @@ def primary_table(ctx: ReportContext, d: str, sd: pd.DataFrame, cmp_d: pd.DataFr
     headers = ["method", "metric", "ours (mean ± std)", "95% CI", "n"]
     if not standin:
         headers.append("paper (mean ± std)")
-    headers += ["vs trivial", f"Δ vs {ref}", "p (Holm)", "detectable Δ (80% power)"]
+    headers += ["vs trivial", f"Δ vs {ref}", "p (Holm)", "detectable Δ (80% power, Holm level)"]
     if not standin:
         headers.append("paper Δ")
     lines = [md_table(headers, rows), ""]
@@ -168,8 +168,8 @@ def primary_table(ctx: ReportContext, d: str, sd: pd.DataFrame, cmp_d: pd.DataFr
     return lines
 
 
-def secondary_table(sd: pd.DataFrame) -> list[str]:
-    sec = sd[sd.metric_family == "secondary"]
+def secondary_table(sd: pd.DataFrame, ref: str) -> list[str]:
+    sec = order_rows(sd[sd.metric_family == "secondary"], ref)  # the main table's method order
     if sec.empty:
         return []
     mets = list(dict.fromkeys(sec["metric"]))
@@ -253,7 +253,7 @@ def dataset_section(ctx: ReportContext, d: str) -> str:
         return "\n".join(lines)
     cmp_d = comparisons[comparisons.dataset == d] if not comparisons.empty else comparisons
     lines += primary_table(ctx, d, sd, cmp_d)
-    lines += secondary_table(sd)
+    lines += secondary_table(sd, ctx.reference_method)
     lines += cost_table(ctx, d, sd)
     lines += paired_detail(ctx, cmp_d)
     return "\n".join(lines)

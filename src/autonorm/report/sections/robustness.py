@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from autonorm import stats
 from autonorm.report.context import ReportContext
 from autonorm.report.fmt import fmt, fmt_ci, fmt_ms, fmt_p, fnum, md_table, pretty, truthy
 
@@ -68,6 +69,9 @@ def corruption_section(ctx: ReportContext) -> list[str]:
                     if len(cm) and math.isfinite(fnum(cm.iloc[0]["p_holm"])) \
                             and int(cm.iloc[0]["n"]) >= 3:
                         cell += f", p_Holm {fmt_p(cm.iloc[0]['p_holm'])}"
+                    elif (len(cm) and x in stats.DERIVED_METRICS and int(cm.iloc[0]["n"]) >= 3
+                          and math.isfinite(fnum(cm.iloc[0]["p"]))):
+                        cell += f", p {fmt_p(cm.iloc[0]['p'])} (raw: a mean of the cells, not in Holm)"
                 row.append(cell)
             rows.append(row)
         lines += [_set_description(ctx, d, src, standin) + ":", "",

@@ -69,7 +69,12 @@ def runs_section(ctx: ReportContext) -> str:
         if c not in counts:
             counts[c] = 0
     summary = ", ".join(f"{int((runs.status == c).sum())} {c}" for c in RUN_STATES)
-    lines += [f"{len(runs)} expected runs: {summary}. Diverged, missing and stale runs "
+    same = runs.same_run_as.map(lambda v: bool(text(v))) if "same_run_as" in runs else runs.status != runs.status
+    n_same = int(same.sum())
+    copies = (f" {n_same} of them are the same training as another row (e.g. AutoNorm-S on a family "
+              f"that never freezes is AutoNorm): {len(runs) - n_same} trainings, which the provenance "
+              "below counts." if n_same else "")
+    lines += [f"{len(runs)} expected runs: {summary}.{copies} Diverged, missing and stale runs "
               "contribute no number to any table (n counts ok runs only).", ""]
     # per dataset x method only where something is not ok (a full grid is long and all "ok")
     rows = [[d, m, *(int(r[c]) for c in RUN_STATES)] for (d, m), r in counts.iterrows()

@@ -1,0 +1,657 @@
+"""The findings page: every claim of the paper, where we tested it, what came out.
+
+    autonorm-report --findings                       # the studies found under results/
+    autonorm-report --findings --study depth=results/depth --study laptop=results/laptop \\
+        --out docs/findings.md --figures-dir docs/findings
+
+It reads the tables of the studies that exist (the paper grid in ``results/``, the paper-depth
+study in ``results/depth``, the laptop study in ``results/laptop``: whichever a user has) and
+writes ``docs/findings.md`` with a claims ledger (one row per claim of the paper, docs/method.md
+sections 6-8) and the figures that carry the evidence in ``docs/findings/``. Each claim is
+judged on the best study that tested it (the paper grid before the depth study before the
+laptop study): reproduced, contradicted, inconclusive at this power (with the difference the
+test could detect), or not testable here, with the command that would test it.
+
+The verdicts reuse the report's own checks (``report.sections.mechanism``) and the aggregate's
+paired tests, so the page and the per-study reports cannot disagree.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from autonorm import stats
+from autonorm.io_utils import write_text_atomic
+from autonorm.report.context import ReportContext
+from autonorm.report.fmt import fmt, fnum, md_table, pretty, text, truthy
+from autonorm.report.paper import (CIFAR10_FREEZE, CIFAR10_FREEZE_TEXT, DOUBTFUL, DOUBTFUL_SECTION,
+                                   H_ZERO, PTB_H)
+from autonorm.report.sections import mechanism
+
+#: the studies, best evidence first: (name, default results folder, preset file)
+STUDIES = (("paper", "results", "config.yaml"),
+           ("depth", "results/depth", "workflow/presets/depth.yaml"),
+           ("laptop", "results/laptop", "workflow/presets/laptop.yaml"))
+
+#: what a verdict word means (shown under the ledger)
+VERDICTS = {
+    "reproduced": "our measurement agrees with the claim (a difference: same sign, Holm-adjusted "
+                  "p < 0.05; a threshold: met)",
+    "contradicted": "our measurement disagrees (a difference: opposite sign, Holm-adjusted "
+                    "p < 0.05; a threshold: not met; a number: it cannot be what the paper "
+                    "says it is)",
+    "inconclusive": "no significant difference at this power; the difference the test would "
+                    "have detected with 80% power is given",
+    "not testable here": "no study here ran it; the command that would test it is given",
+}
+
+#: commands that would test what no study here ran
+GPU_CMD = ("snakemake all --cores 16 --resources gpu=1 --config 'datasets=[{d}]' "
+           "report_name={d}_only")
+ABLATION_CMD = ("snakemake all --cores 2 --configfile workflow/presets/laptop.yaml --config "
+                "'ablations={{\"datasets\": [{d}], \"variants\": [{v}]}}'")
+ABLATION_GPU_CMD = "snakemake all --cores 8 --resources gpu=1 --configfile workflow/presets/ablations.yaml"
+WHY_GPU = {"cifar10": "needs the CIFAR-10 download and GPU-length training",
+           "cifar100": "needs the CIFAR-100 download and GPU-length training",
+           "svhn": "needs the SVHN download and GPU-length training",
+           "cifar10c": "needs CIFAR-10, CIFAR-10-C and GPU-length training"}
+CLAIM_LABEL = {"accuracy": "accuracy", "tag_perplexity": "tag perplexity", "rmse": "RMSE",
+               "rotation_accuracy": "rotated-test accuracy", "mean_s3": "severity-3 mean accuracy",
+               "gaussian_noise_s3": "gaussian noise s3", "motion_blur_s3": "motion blur s3",
+               "brightness_s3": "brightness s3"}
+
+
+@dataclass
+class Study:
+    """One results folder's tables (as the report reads them) and its run configs."""
+    name: str
+    root: Path
+    ctx: ReportContext
+    _configs: dict = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, name: str, root: str | Path) -> "Study | None":
+        root = Path(root)
+        tables = root / "tables"
+        if not (tables / "summary.csv").is_file():
+            return None
+        return cls(name, root, ReportContext.load(tables, root / "report.md"))
+
+    def has(self, d: str, method: str | None = None) -> bool:
+        s = self.ctx.summary
+        if s.empty:
+            return False
+        sel = (s.dataset == d) & (s["n"].fillna(0) > 0)
+        if method:
+            sel &= s.method == method
+        return bool(sel.any())
+
+    def run_config(self, d: str, method: str = "autonorm_s") -> dict:
+        """config.json of the first finished run of (dataset, method), or of any method."""
+        key = (d, method)
+        if key not in self._configs:
+            runs = self.ctx.runs
+            cfg = {}
+            if not runs.empty:
+                ok = runs[(runs.dataset == d) & (runs.status == "ok")]
+                for _, r in pd.concat([ok[ok.method == method], ok]).iterrows():
+                    p = Path(str(r["path"]))
+                    if not p.is_absolute() and not p.exists():
+                        p = self.root.parent / p if (self.root.parent / p).exists() else p
+                    try:
+                        cfg = json.loads((p / "config.json").read_text())
+                        break
+                    except (OSError, ValueError):
+                        continue
+            self._configs[key] = cfg
+        return self._configs[key]
+
+    def where(self, d: str, method: str = "autonorm_s", n: int | None = None) -> str:
+        """'depth: MNIST, 8 x 128, patch 7, 12 epochs, 15,000 train, n=3'."""
+        cfg = self.run_config(d, method)
+        model, train = cfg.get("model", {}), cfg.get("train", {})
+        parts = [f"{self.name}: {pretty(d)}"]
+        if model:
+            size = f"{model.get('depth', '?')} x {model.get('dim', '?')}"
+            if model.get("patch_size"):
+                size += f", patch {model['patch_size']}"
+            parts.append(size)
+        if train.get("epochs"):
+            parts.append(f"{train['epochs']} epochs")
+        meta = self.ctx.dataset_meta(d)
+        n_train = fnum(meta.get("n_train"))
+        if math.isfinite(n_train):
+            parts.append(f"{int(n_train):,} train")
+        if n is not None:
+            parts.append(f"n={n}")
+        return ", ".join(parts)
+
+
+def _first(studies: list[Study], d: str, *methods: str) -> Study | None:
+    for st in studies:
+        if all(st.has(d, m) for m in methods):
+            return st
+    return None
+
+
+def _mean_ci(st: Study, d: str, method: str, metric: str) -> str:
+    s = st.ctx.summary
+    r = s[(s.dataset == d) & (s.method == method) & (s.metric == metric)]
+    if r.empty or not fnum(r.iloc[0]["n"]):
+        return "–"
+    r = r.iloc[0]
+    lo, hi = fnum(r["ci95_low"]), fnum(r["ci95_high"])
+    ci = f" [{fmt(lo)}, {fmt(hi)}]" if math.isfinite(lo) and math.isfinite(hi) else ""
+    return f"{fmt(r['mean'])}{ci}"
+
+
+def diff_verdict(c: pd.Series | dict, paper_diff: float) -> tuple[str, str]:
+    """(our difference with its 95% CI, verdict) of one paired comparison against the paper's
+    difference (reference minus other, the metric's own units and direction)."""
+    n = int(fnum(c.get("n")) or 0)
+    diff, sd = fnum(c.get("mean_diff")), fnum(c.get("sd_diff"))
+    if truthy(c.get("same_runs")):
+        return "0 (the same runs)", "not testable here: the two methods are the same training"
+    if n < stats.MIN_N_POWER or not math.isfinite(diff):
+        return (f"{fmt(diff)} (n={n})" if math.isfinite(diff) else "–",
+                f"inconclusive: {n} paired seed(s), no test has power")
+    lo, hi = stats.t_ci(diff, sd, n) if math.isfinite(sd) else (math.nan, math.nan)
+    ours = f"{diff:+.3g} [{lo:+.3g}, {hi:+.3g}]" if math.isfinite(lo) else f"{diff:+.3g}"
+    p = fnum(c.get("p_holm"))
+    if not math.isfinite(p):
+        p = fnum(c.get("p"))
+    mdd = fnum(c.get("mdd80_holm"))
+    if not math.isfinite(mdd):
+        mdd = fnum(c.get("mdd80"))
+    if math.isfinite(p) and p < 0.05:
+        same = np.sign(diff) == np.sign(paper_diff) if math.isfinite(paper_diff) else None
+        p_s = f"p (Holm) = {p:.2g}"
+        if same is None:
+            return ours, f"significant ({p_s})"
+        return ours, (f"reproduced ({p_s})" if same else f"contradicted: opposite sign ({p_s})")
+    return ours, (f"inconclusive (p (Holm) = {p:.2g}; detectable Δ {mdd:.3g})"
+                  if math.isfinite(p) else "inconclusive (no test)")
+
+
+# --------------------------------------------------------------------------- ledger sections
+def main_table_rows(studies: list[Study], reference: pd.DataFrame) -> list[list[str]]:
+    rows = []
+    ref = reference[reference.method == "autonorm_s"]
+    for (d, metric), g in ref.groupby(["dataset", "metric"], sort=False):
+        pa = float(g["mean"].iloc[0])
+        others = reference[(reference.dataset == d) & (reference.metric == metric)
+                           & (reference.method != "autonorm_s")]
+        src = "cifar10" if d == "cifar10c" else d
+        label = f"{pretty(d)} {CLAIM_LABEL.get(metric, metric)}"
+        if (d, metric) in DOUBTFUL:
+            rows.append(_doubtful_row(studies, d, metric, pa, others))
+            continue
+        tested = [m for m in others.method if _first(studies, src, "autonorm_s", m)]
+        if not tested:
+            cmp = ", ".join(f"{m} {fmt(v)}" for m, v in zip(others.method, others["mean"]))
+            why = WHY_GPU.get(d) or "no study here ran these methods on it"
+            rows.append([f"{label}: AutoNorm-S {fmt(pa)} vs {cmp}", "6", "–", "–",
+                         f"AutoNorm-S {fmt(pa)}", f"not testable here ({why}): "
+                         f"`{GPU_CMD.format(d=src)}`"])
+            continue
+        for m, pb in zip(others.method, others["mean"]):
+            st = _first(studies, src, "autonorm_s", m)
+            claim = (f"{label}: AutoNorm-S {fmt(pa)} vs {m} {fmt(pb)} "
+                     f"(paper Δ {pa - pb:+.3g})")
+            if st is None:
+                rows.append([claim, "6", "–", "–", f"{pa - pb:+.3g}",
+                             f"not testable here: {m} was not run on {pretty(src)}"])
+                continue
+            comp = st.ctx.comparisons
+            c = comp[(comp.dataset == d) & (comp.metric == metric) & (comp.method_b == m)]
+            if c.empty:
+                rows.append([claim, "6", st.where(src), "–", f"{pa - pb:+.3g}", "not measured"])
+                continue
+            c = c.iloc[0]
+            ours, verdict = diff_verdict(c, pa - pb)
+            rows.append([claim, "6", st.where(src, n=int(fnum(c["n"]) or 0)),
+                         f"Δ {ours}; AutoNorm-S {_mean_ci(st, d, 'autonorm_s', metric)}, {m} "
+                         f"{_mean_ci(st, d, m, metric)}", f"{pa - pb:+.3g}", verdict])
+    return rows
+
+
+def _doubtful_row(studies, d, metric, pa, others) -> list[str]:
+    st = _first(studies, d, "autonorm_s")
+    claim = (f"{pretty(d)} {CLAIM_LABEL.get(metric, metric)}: AutoNorm-S {fmt(pa)}, the others "
+             f"{', '.join(fmt(v) for v in others['mean'])}")
+    sec = f"8.{DOUBTFUL_SECTION[(d, metric)].split('.')[-1]}"
+    if st is None:
+        return [claim, sec, "–", "–", fmt(pa), f"contradicted on its face: {DOUBTFUL[(d, metric)]}"]
+    s = st.ctx.summary
+    base = s[(s.dataset == d) & (s.metric == metric)]
+    trivial = fnum(base["baseline_value"].dropna().iloc[0]) if base["baseline_value"].notna().any() \
+        else math.nan
+    ours = _mean_ci(st, d, "autonorm_s", metric)
+    triv = f"; trivial baseline {fmt(trivial)}" if math.isfinite(trivial) else ""
+    return [claim, sec, st.where(d), f"{ours}{triv}", fmt(pa),
+            f"contradicted: {DOUBTFUL[(d, metric)]}"]
+
+
+def _mech_verdict(v: str) -> str:
+    if "consistent" in v:
+        return "reproduced"
+    if "not reproduced" in v:
+        return "contradicted"
+    return "not testable here: " + v.strip("*")
+
+
+def mechanism_rows(studies: list[Study]) -> list[list[str]]:
+    rows = []
+    for d, checks in (("mnist", mechanism._mnist_checks), ("ptb_pos", mechanism._ptb_checks)):
+        st = next((s for s in studies if _gated(s, d)), None)
+        if st is None:
+            rows.append([f"{pretty(d)}: the paper's gate claims (docs/method.md section 6)", "6",
+                         "–", "–", "–", "not testable here: no gated run of "
+                         f"{pretty(d)}; `snakemake all --cores 2 --configfile "
+                         "workflow/presets/depth.yaml`"])
+            continue
+        g, h = _gates_of(st, d)
+        method = str(g.method.iloc[0])
+        fin = mechanism._final_gates(g)
+        hf = h[h.epoch == h.groupby("seed")["epoch"].transform("max")]
+        final_h = float(hf.mean_entropy.mean()) if len(hf) else math.nan
+        last_ep = int(g.epoch.max())
+        n = len(set(g.seed))
+        args = (g, h, final_h, last_ep, False) if d == "mnist" else (fin, h, final_h, last_ep, False)
+        for claim, threshold, measured, verdict in checks(*args):
+            rows.append([f"{pretty(d)}: {claim} ({method})", "6",
+                         st.where(d, method, n=n), measured, threshold, _mech_verdict(verdict)])
+        if d == "ptb_pos":
+            rows.append(_nlp_collapse_row(st, d, method, h, final_h, last_ep, n))
+    return rows
+
+
+def _gated(st: Study, d: str) -> bool:
+    g = st.ctx.gates
+    return (not g.empty) and bool(((g.dataset == d) & g.method.isin(("autonorm_s", "autonorm"))).any())
+
+
+def _gates_of(st: Study, d: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    g, h = st.ctx.gates, st.ctx.history
+    for m in ("autonorm_s", "autonorm"):
+        gm = g[(g.dataset == d) & (g.method == m) & np.isfinite(g.w_dyt)]
+        if len(gm):
+            return gm, h[(h.dataset == d) & (h.method == m) & np.isfinite(h.mean_entropy)]
+    return g.iloc[:0], h.iloc[:0]
+
+
+def _nlp_collapse_row(st, d, method, h, final_h, last_ep, n) -> list[str]:
+    claim = (f"{pretty(d)}: on NLP the entropy collapses on its own within 30 epochs, so no "
+             f"freezing is needed ({method})")
+    first = h.groupby("epoch").mean_entropy.mean()
+    below = first[first < H_ZERO]
+    measured = (f"seed-mean H first below {H_ZERO} at epoch {int(below.index.min())}"
+                if len(below) else f"seed-mean H at epoch {last_ep}: {fmt(final_h, 3)}")
+    if len(below) and int(below.index.min()) <= 30:
+        verdict = "reproduced"
+    elif last_ep >= 30:
+        verdict = "contradicted"
+    else:
+        verdict = (f"inconclusive: the run ends at epoch {last_ep} < 30 with H "
+                   f"{fmt(final_h, 3)} (paper: near {PTB_H} \"for longer\")")
+    return [claim, "7", st.where(d, method, n=n), measured, f"mean H < {H_ZERO} by epoch 30 "
+            "(ours: \"collapses\" read as below eps_H)", verdict]
+
+
+def freeze_rows(studies: list[Study]) -> list[list[str]]:
+    """CIFAR-10's freeze effect (the paper's claim), and what AutoNorm-S's freeze rule did in each
+    study that ran it (an observation: T_freeze and eps_H are the paper's)."""
+    rows = []
+    table = CIFAR10_FREEZE[0] - CIFAR10_FREEZE[1]
+    claim = (f"CIFAR-10: freezing the selectors after epoch 10 gains +{CIFAR10_FREEZE_TEXT} (text) "
+             f"or +{table:.1f} (table) points over unfrozen AutoNorm")
+    st = _first(studies, "cifar10", "autonorm_s", "autonorm")
+    if st is None:
+        rows.append([claim, "7", "–", "–", f"+{CIFAR10_FREEZE_TEXT} / +{table:.1f}",
+                     f"not testable here ({WHY_GPU['cifar10']}): `{GPU_CMD.format(d='cifar10')}`"])
+    else:
+        comp = st.ctx.comparisons
+        c = comp[(comp.dataset == "cifar10") & (comp.metric == "accuracy") & (comp.method_b == "autonorm")]
+        froze, rec = mechanism.froze_seeds(st.ctx.freeze, "cifar10")
+        if rec and not froze:
+            rows.append([claim, "7", st.where("cifar10"), f"0 of {rec} seeds froze", f"+{table:.1f}",
+                         "not testable here: nothing froze, AutoNorm-S trained as AutoNorm"])
+        elif len(c):
+            ours, verdict = diff_verdict(c.iloc[0], table)
+            rows.append([claim, "7", st.where("cifar10"), f"Δ {ours}; {froze} of {rec} froze",
+                         f"+{CIFAR10_FREEZE_TEXT} / +{table:.1f}", verdict])
+    for st in studies:
+        f = st.ctx.freeze
+        if f.empty:
+            continue
+        for d in dict.fromkeys(f.dataset):
+            fd = f[(f.dataset == d) & (f.method == "autonorm_s") & f.enabled.map(truthy)]
+            if fd.empty:
+                continue
+            froze = int(sum(truthy(x) for x in fd.froze))
+            h = fnum(pd.to_numeric(fd.entropy_at_decision, errors="coerce").mean())
+            comp = st.ctx.comparisons
+            c = comp[(comp.dataset == d) & (comp.method_b == "autonorm")
+                     & (comp.holm_family == "primary")]
+            eff = ""
+            if froze and len(c):
+                ours, verdict = diff_verdict(c.iloc[0], math.nan)
+                eff = f"; AutoNorm-S − AutoNorm {c.iloc[0]['metric']}: Δ {ours}, {verdict}"
+            rows.append([f"{pretty(d)}: AutoNorm-S's freeze rule (T_freeze "
+                         f"{fmt(fd.t_freeze.iloc[0], 0)}, eps_H {fmt(fd.eps_h.iloc[0])}) in this "
+                         "study (an observation, not a claim of the paper)", "1",
+                         st.where(d, n=len(fd)), f"{froze} of {len(fd)} seeds froze; mean H at "
+                         f"the decision {fmt(h, 3)}{eff}", "–", "observation"])
+    return rows
+
+
+#: each ablation's claim as a direction we can test: (keywords of the axis, short claim, dataset
+#: the paper names or None for any, metric, expected sign of variant − base in the metric's own
+#: units (+1 / -1) or 0 for "comparable", the variant a laptop run would add)
+ABLATION_TESTS = (
+    (("tau", "temperature"), "Gumbel temperature: tau = 0.5 is optimal, no other tau does better",
+     None, None, -1, ("ptb_pos", "tau_0_1, tau_0_25, tau_1, tau_2")),
+    (("selector", "capacity", "linear"), "Selector capacity: one linear layer loses 1.2 points of "
+     "PTB accuracy", "ptb_pos", "accuracy", -1, ("ptb_pos", "selector_linear")),
+    (("gumbel", "hard"), "Hard (straight-through) Gumbel converges significantly slower (epochs "
+     "to 99% of the final validation metric)", None, "epochs_to_99pct", +1,
+     ("ptb_pos", "gumbel_hard")),
+    (("distill", "teacher"), "Distillation from the Teacher MLP: +0.4 to +0.8 points on vision "
+     "(\"validation stability\"; tested on test accuracy)", None, None, +1, ("mnist", "distill")),
+    (("gate3", "3way", "3-way", "rms"), "3-way gate (LN / RMSNorm / DyT) on PTB: \"comparable "
+     "gains\" to the 2-way gate", "ptb_pos", None, 0, ("ptb_pos", "gate_3")),
+)
+
+
+def ablation_rows(studies: list[Study]) -> list[list[str]]:
+    rows = []
+    for keys, claim, want_d, want_metric, sign, (lap_d, lap_v) in ABLATION_TESTS:
+        found = None
+        for st in studies:
+            ab = st.ctx.ablations
+            if ab.empty:
+                continue
+            hit = ab[ab.axis.map(lambda a: any(k in str(a).lower() for k in keys))
+                     & ~ab.is_base.map(truthy)]
+            if want_d:
+                hit = hit[hit.dataset == want_d]
+            keep = (hit.metric == want_metric) if want_metric else \
+                hit.metric.map(lambda m: stats.metric_family(m) == "primary").astype(bool)
+            keep &= ~hit["note"].astype(str).str.startswith("same training runs")
+            hit = hit.loc[keep]
+            if len(hit):
+                found = (st, hit)
+                break
+        if found is None:
+            rows.append([claim, "7", "–", "–", "–",
+                         f"not testable here: not run in these studies; "
+                         f"`{ABLATION_CMD.format(d=lap_d, v=lap_v)}` (paper scale: "
+                         f"`{ABLATION_GPU_CMD}`)"])
+            continue
+        st, hit = found
+        for r in hit.to_dict("records"):
+            direction = sign if stats.higher_is_better(r["metric"]) or r["metric"] in \
+                stats.CONVERGENCE_METRICS else -sign
+            ours, verdict = diff_verdict({"n": r["n_pairs"], "mean_diff": r["mean_diff_vs_base"],
+                                          "sd_diff": r.get("sd_diff", math.nan), "p_holm": r["p_vs_base_holm"],
+                                          "mdd80_holm": r["mdd80_holm"]},
+                                         float(direction) if direction else math.nan)
+            if sign == 0 and verdict.startswith("significant"):
+                verdict = "contradicted: a significant difference, not \"comparable\" " + \
+                    verdict.split(" ", 1)[1]
+            elif sign == 0 and verdict.startswith("inconclusive"):
+                verdict = "inconclusive: no difference detected " + verdict.split(" ", 1)[1]
+            rows.append([claim, "7", st.where(r["dataset"], n=int(fnum(r["n_pairs"]) or 0)),
+                         f"{r['variant']} − {r['base']}, {r['metric']}: Δ {ours}",
+                         {1: "variant − base > 0", -1: "variant − base < 0"}.get(
+                             direction, "no difference"), verdict])
+    return rows
+
+
+def overhead_rows(studies: list[Study]) -> list[list[str]]:
+    claim = "the selectors add < 1% parameters and < 0.1% FLOPs"
+    rows = []
+    for st in studies:
+        s = st.ctx.summary
+        if s.empty:
+            continue
+        seen_family = set()
+        for d in dict.fromkeys(s.dataset):
+            fam = st.ctx.ds_family.get(d, d)
+            if fam in seen_family:
+                continue
+
+            def mean(m, k):
+                r = s[(s.dataset == d) & (s.method == m) & (s.metric == k)]
+                return fnum(r["mean"].iloc[0]) if len(r) else math.nan
+            p0, p1 = mean("frozen_ln", "params"), mean("autonorm_s", "params")
+            f0, f1 = mean("frozen_ln", "flops_per_sample"), mean("autonorm_s", "flops_per_sample")
+            if not all(math.isfinite(x) and x > 0 for x in (p0, p1, f0, f1)):
+                continue
+            seen_family.add(fam)
+            dp, df = 100 * (p1 / p0 - 1), 100 * (f1 / f0 - 1)
+            ok = dp < 1 and df < 0.1
+            rows.append([f"{claim} ({fam} backbone)", "8.1", st.where(d), f"params {dp:+.1f}% ({int(p0):,} -> "
+                         f"{int(p1):,}); FLOPs {df:+.2f}%", "< 1% / < 0.1%",
+                         "reproduced" if ok else
+                         ("contradicted: " + " and ".join(x for x, bad in
+                                                         (("parameters", dp >= 1), ("FLOPs", df >= 0.1))
+                                                         if bad))])
+        if rows:
+            break  # one study is enough: these are counts, not measurements with noise
+    if not rows:
+        rows.append([claim, "8.1", "–", "–", "< 1% / < 0.1%", "not testable here: no study ran "
+                     "frozen_ln and autonorm_s"])
+    return rows
+
+
+# --------------------------------------------------------------------------- figures
+def draw_figures(studies: list[Study], out_dir: Path) -> list[tuple[str, str]]:
+    """The evidence figures; returns (file name, caption) of each drawn."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    drawn = []
+    deep = next((s for s in studies if s.name in ("paper", "depth") and not s.ctx.gates.empty), None)
+    if deep is not None:
+        ds = [d for d in ("mnist", "ptb_pos") if _gated(deep, d)]
+        if ds:
+            fig, axes = plt.subplots(1, len(ds), figsize=(5.2 * len(ds), 3.4), squeeze=False)
+            for ax, d in zip(axes[0], ds):
+                g, _ = _gates_of(deep, d)
+                last = g.groupby("seed")["epoch"].transform("max")
+                fin = g[g.epoch == last]
+                for sub, mk in (("attn", "o"), ("mlp", "s")):
+                    x = fin[fin.sublayer == sub].groupby("layer").w_dyt
+                    mean, lo, hi = x.mean(), x.min(), x.max()
+                    ax.errorbar(mean.index + 1, mean.values, yerr=[mean - lo, hi - mean], marker=mk,
+                                capsize=2, label=f"before {sub} (seed mean, min-max)")
+                ax.axhline(0.5, color="grey", lw=0.6, ls=":")
+                if d == "ptb_pos":
+                    ax.axhline(0.72, color="tab:red", lw=0.8, ls="--", label="paper: w_DyT > 0.72 (layers 8-12)")
+                    ax.axvspan(7.5, 12.5, color="tab:red", alpha=0.06)
+                else:
+                    ax.axhline(0.15, color="tab:red", lw=0.8, ls="--", label="paper: w_LN > 0.85")
+                ax.set_ylim(-0.02, 1.02)
+                ax.set_xlabel("layer (1 = first block)")
+                ax.set_ylabel("w_DyT at the last epoch")
+                ax.set_title(f"{pretty(d)} ({g.method.iloc[0]}, {deep.name} study)", fontsize=10)
+                ax.legend(fontsize=7, loc="best")
+            fig.tight_layout()
+            fig.savefig(out_dir / "w_dyt_per_layer.png", dpi=90)
+            plt.close(fig)
+            drawn.append(("w_dyt_per_layer.png", "Per-layer w_DyT at the last epoch, at the paper's "
+                          "depth: each selector's seed mean with the seed range (0 = LN only, "
+                          "1 = DyT only); dashed red: the paper's threshold."))
+        hist = deep.ctx.history
+        h = hist[hist.method.isin(("autonorm_s", "autonorm")) & np.isfinite(hist.mean_entropy)]
+        if len(h):
+            ds = list(dict.fromkeys(h.dataset))
+            fig, axes = plt.subplots(1, len(ds), figsize=(4.2 * len(ds), 3.2), squeeze=False)
+            for ax, d in zip(axes[0], ds):
+                for m in ("autonorm", "autonorm_s"):
+                    hm = h[(h.dataset == d) & (h.method == m)]
+                    if hm.empty:
+                        continue
+                    by = hm.groupby("epoch").mean_entropy
+                    ax.plot(by.mean().index, by.mean().values, marker=".", label=m)
+                    ax.fill_between(by.mean().index, by.min().values, by.max().values, alpha=0.2)
+                ax.axhline(math.log(2), color="grey", lw=0.6, ls=":")
+                ax.text(0.02, math.log(2) - 0.05, "ln 2", fontsize=7, color="grey",
+                        transform=ax.get_yaxis_transform())
+                ax.axhline(H_ZERO, color="tab:red", lw=0.8, ls="--")
+                fz = deep.ctx.freeze
+                fd = fz[(fz.dataset == d) & (fz.method == "autonorm_s") & fz.enabled.map(truthy)] \
+                    if not fz.empty else fz
+                if len(fd):
+                    ax.axvline(fnum(fd.t_freeze.iloc[0]), color="black", lw=0.6, ls="--")
+                ax.set_ylim(0, 0.75)
+                ax.set_xlabel("epoch")
+                ax.set_ylabel("mean gate entropy H (validation)")
+                ax.set_title(pretty(d), fontsize=10)
+                ax.legend(fontsize=7)
+            fig.tight_layout()
+            fig.savefig(out_dir / "entropy_over_epochs.png", dpi=90)
+            plt.close(fig)
+            drawn.append(("entropy_over_epochs.png", "Mean gate entropy on the validation split, "
+                          "per epoch (seed mean, band: seed range); dashed red: eps_H = 0.1; "
+                          "dashed black: T_freeze."))
+    rows = []
+    for st in studies:
+        s = st.ctx.summary
+        if s.empty:
+            continue
+        prim = s[(s.metric_family == "primary") & (s["n"].fillna(0) > 0)
+                 & s.metric.isin(("accuracy", "rmse"))]
+        for (d, metric), g in prim.groupby(["dataset", "metric"], sort=False):
+            rows.append((st.name, d, metric, g))
+    if rows:
+        fig, axes = plt.subplots(1, len(rows), figsize=(2.3 * len(rows), 3.4), squeeze=False)
+        for ax, (name, d, metric, g) in zip(axes[0], rows):
+            g = g.reset_index(drop=True)
+            ax.errorbar(range(len(g)), g["mean"], yerr=[g["mean"] - g["ci95_low"],
+                                                         g["ci95_high"] - g["mean"]],
+                        fmt="o", capsize=2, ms=3)
+            ax.set_xticks(range(len(g)), g["method"], rotation=75, fontsize=7)
+            ax.set_title(f"{pretty(d)}\n{name}, {metric} {'↑' if metric == 'accuracy' else '↓'}",
+                         fontsize=8)
+            ax.tick_params(axis="y", labelsize=7)
+        fig.tight_layout()
+        fig.savefig(out_dir / "method_comparison.png", dpi=80)
+        plt.close(fig)
+        drawn.append(("method_comparison.png", "Each method's primary test metric per study and "
+                      "dataset: mean with its 95% CI over seeds."))
+    return drawn
+
+
+# --------------------------------------------------------------------------- the page
+def _git(*args: str) -> str:
+    try:
+        return subprocess.run(["git", *args], capture_output=True, text=True, timeout=10,
+                              cwd=Path(__file__).parent).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def headline(rows: list[list[str]]) -> list[str]:
+    """The ledger in a few counts (README's first screen quotes it)."""
+    counts: dict[str, int] = {}
+    for r in rows:
+        v = r[-1].split(":")[0].split(" (")[0]
+        counts[v] = counts.get(v, 0) + 1
+    return [f"{counts.get(k, 0)} {k}" for k in ("reproduced", "contradicted", "inconclusive",
+                                               "not testable here", "observation")
+            if counts.get(k)]
+
+
+def build(studies: list[Study], out: Path, figures_dir: Path, command: str) -> str:
+    from autonorm.aggregate import load_reference
+
+    reference = load_reference(None)
+    sections = [("Main results (docs/method.md section 6)", main_table_rows(studies, reference)),
+                ("What the gates learn (section 6)", mechanism_rows(studies)),
+                ("Freezing (sections 1 and 7)", freeze_rows(studies)),
+                ("Ablations (section 7)", ablation_rows(studies)),
+                ("Cost (section 8.1)", overhead_rows(studies))]
+    all_rows = [r for _, rs in sections for r in rs]
+    drawn = draw_figures(studies, figures_dir)
+    rel = Path(os.path.relpath(figures_dir.resolve(), out.parent.resolve()))
+    commit = _git("rev-parse", "--short", "HEAD") or "unknown"
+    dirty = " (with uncommitted changes)" if _git("status", "--porcelain", "--untracked-files=no") else ""
+    lines = [
+        "# Findings: what holds of the AutoNorm paper here",
+        "",
+        "Generated by `autonorm-report --findings` from the studies' results folders. "
+        f"Commit {commit}{dirty}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, on "
+        f"{platform.machine()} {platform.system()} (Python {platform.python_version()}). "
+        f"Command: `{command}`.",
+        "",
+        "**These numbers and figures are a snapshot.** They go stale when the code, a preset or "
+        "the data change. To regenerate: run the studies (README \"Laptop study\", \"Paper-depth "
+        "study\"; Snakemake resumes what exists) and then `autonorm-report --findings`.",
+        "",
+        "Studies read (best evidence first; each claim is judged on the first that tested it):",
+        "",
+    ]
+    for st in studies:
+        runs = st.ctx.runs
+        n_ok = int((runs.status == "ok").sum()) if not runs.empty else 0
+        lines.append(f"- **{st.name}** (`{st.root}`): {n_ok} finished runs; datasets "
+                     f"{', '.join(pretty(d) for d in dict.fromkeys(st.ctx.summary.dataset))}.")
+    missing = [n for n, _, _ in STUDIES if n not in {s.name for s in studies}]
+    if missing:
+        lines.append(f"- not found here: {', '.join(missing)}.")
+    lines += ["", f"In one line: {', '.join(headline(all_rows))} (of {len(all_rows)} rows).", "",
+              "## Claims ledger", "",
+              "Each row: the claim in our words and its docs/method.md section; where we tested "
+              "it (study, dataset, model depth x width, epochs, training examples, n seeds); our "
+              "number (a paired difference: mean and its 95% CI, reference minus other) and the "
+              "paper's; the verdict.", ""]
+    for title, rs in sections:
+        lines += [f"### {title}", "",
+                  md_table(["claim", "§", "where tested", "ours", "paper", "verdict"], rs), ""]
+    lines += ["Verdicts:", ""] + [f"- **{k}**: {v}." for k, v in VERDICTS.items()] + [""]
+    if drawn:
+        lines += ["## Figures", ""]
+        for name, caption in drawn:
+            lines += [f"![{name}]({(rel / name).as_posix()})", "", caption, ""]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(prog="autonorm-report --findings",
+                                description="Write the findings page (claims ledger + figures).")
+    p.add_argument("--findings", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--study", action="append", default=[], metavar="NAME=FOLDER",
+                   help="a study's results folder (default: " +
+                   ", ".join(f"{n}={r}" for n, r, _ in STUDIES) + ", where present)")
+    p.add_argument("--out", default="docs/findings.md")
+    p.add_argument("--figures-dir", default="docs/findings")
+    args = p.parse_args(argv)
+    pairs = [s.split("=", 1) for s in args.study] if args.study else [(n, r) for n, r, _ in STUDIES]
+    studies = [st for n, r in pairs if (st := Study.load(n, r)) is not None]
+    if not studies:
+        raise SystemExit("autonorm-report --findings: no study with tables found (looked in "
+                         + ", ".join(r for _, r in pairs) + "); run a study first, e.g. "
+                         "`snakemake all --cores 2 --configfile workflow/presets/depth.yaml`")
+    out, figs = Path(args.out), Path(args.figures_dir)
+    command = "autonorm-report --findings" + "".join(f" --study {n}={r}" for n, r in pairs)
+    page = build(studies, out, figs, command)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out, page + "\n")
+    print(f"wrote {out} and {len(list(figs.glob('*.png')))} figures in {figs}")
+    return 0

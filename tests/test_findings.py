@@ -1,0 +1,82 @@
+"""The findings page (`autonorm-report --findings`): a claims ledger over the studies that exist.
+
+Why: a reader of the repository should find what holds of the paper without running anything;
+the page must name every claim, say where it was tested, and give a verdict that follows from
+the numbers by the rule it states, never a verdict the numbers do not support.
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from autonorm import report
+from autonorm.report import findings
+from test_aggregate import build_paper_results, run_paper_aggregate
+
+
+def test_diff_verdict_follows_the_stated_rule():
+    base = {"n": 3, "mean_diff": 0.5, "sd_diff": 0.1, "p_holm": 0.01, "mdd80_holm": 0.3}
+    ours, v = findings.diff_verdict(base, 0.36)
+    assert v.startswith("reproduced") and ours.startswith("+0.5 [")
+    # the 95% CI of the paired difference by hand: 0.5 +- t(0.975, 2) * 0.1 / sqrt(3)
+    half = 4.302652729911275 * 0.1 / math.sqrt(3)
+    assert f"{0.5 - half:+.3g}" in ours and f"{0.5 + half:+.3g}" in ours
+    assert findings.diff_verdict(base, -0.2)[1].startswith("contradicted: opposite sign")
+    v = findings.diff_verdict(dict(base, p_holm=0.2), 0.36)[1]
+    assert v.startswith("inconclusive") and "detectable Δ 0.3)" in v
+    assert findings.diff_verdict(dict(base, n=2), 0.36)[1].startswith("inconclusive: 2 paired")
+    assert "same training" in findings.diff_verdict(dict(base, same_runs=True), 0.36)[1]
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    root = build_paper_results(tmp_path_factory.mktemp("paper"))
+    run_paper_aggregate(root)
+    out = root.parent / "docs" / "findings.md"
+    figs = root.parent / "docs" / "findings"
+    assert report.main(["--findings", "--study", f"paper={root}", "--study",
+                        f"depth={root.parent / 'nowhere'}", "--out", str(out),
+                        "--figures-dir", str(figs)]) == 0
+    return out.read_text(), figs
+
+
+def test_ledger_has_a_row_per_claim(page):
+    text, _ = page
+    ledger = text[text.index("## Claims ledger"):]
+    for claim in ("MNIST accuracy: AutoNorm-S 99.18 vs frozen_ln 98.82",
+                  "PTB tag perplexity", "Energy Efficiency RMSE",
+                  "MNIST: w_LN > 0.85 in every selector within 5 epochs",
+                  "PTB: deep layers (blocks 7-11: paper layers 8-12) prefer DyT",
+                  "CIFAR-10: freezing the selectors after epoch 10",
+                  "Selector capacity", "Distillation from the Teacher MLP",
+                  "the selectors add < 1% parameters and < 0.1% FLOPs"):
+        assert claim in ledger, claim
+    # the doubtful numbers are contradicted on their face, with the reason
+    row = next(r for r in ledger.splitlines() if r.startswith("| Energy Efficiency RMSE"))
+    assert "contradicted: the paper's Energy" in row
+    # selectors at the paper's size: +12.8% parameters, far above the claimed 1%
+    row = next(r for r in ledger.splitlines() if "< 1% parameters" in r)
+    assert "contradicted: parameters" in row
+
+
+def test_provenance_staleness_and_missing_studies(page):
+    text, _ = page
+    assert "Commit " in text and "autonorm-report --findings" in text
+    assert "go stale when the code" in text
+    assert "not found here: depth, laptop" in text
+
+
+def test_figures_are_small_pngs(page):
+    text, figs = page
+    pngs = sorted(figs.glob("*.png"))
+    assert {p.name for p in pngs} >= {"w_dyt_per_layer.png", "entropy_over_epochs.png",
+                                       "method_comparison.png"}
+    for p in pngs:
+        assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size <= 300_000
+        assert f"](findings/{p.name})" in text
+
+
+def test_no_study_is_a_clear_error(tmp_path):
+    with pytest.raises(SystemExit, match="no study with tables found"):
+        findings.main(["--study", f"x={tmp_path}", "--out", str(tmp_path / "f.md")])
