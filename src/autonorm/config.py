@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from .methods import METHODS
+from .methods import GATE_CHOICES, METHODS
 
 #: the config schema, package data (importlib.resources: an installed package finds it from any
 #: folder); workflow/schemas/config.schema.yaml, where the Snakemake catalog layout puts it, is a
@@ -70,7 +70,6 @@ class ConfigError(ValueError):
 
 
 # Choices of each gated norm's selector: its entropy is at most ln(choices).
-GATE_CHOICES = {"autonorm": 2, "autonorm3": 3}
 
 
 def _key(path) -> str:

@@ -50,13 +50,12 @@ from matplotlib.ticker import MaxNLocator, NullFormatter  # noqa: E402
 
 from autonorm import stats  # noqa: E402
 from autonorm.io_utils import read_table, require_folder, save_figure_atomic  # noqa: E402
+from autonorm.methods import DISPLAY_ORDER, GATED_METHODS  # noqa: E402
 from autonorm.output_names import FIGURE_FORMATS, FIGURE_NAMES, FIGURE_STEMS  # noqa: E402,F401
 
 NO_DATA = "no data for this figure in this run"
-GATED_METHODS = ("autonorm", "autonorm_s", "autonorm3")
 PRIMARY_BY_PRIORITY = ("accuracy", "rmse", "tag_perplexity", "mean_s3")
-METHOD_ORDER = ["autonorm_s", "autonorm", "autonorm3", "frozen_ln", "dyt", "random", "adanorm",
-                "film", "teacher_mlp"]
+METHOD_ORDER = list(DISPLAY_ORDER)  # colours are assigned in this order
 LN2 = math.log(2.0)
 
 

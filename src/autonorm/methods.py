@@ -15,6 +15,7 @@ class Method:
     backbone: str = "transformer"  # or "mlp" (the Teacher)
     freeze_selectors: bool = False  # AutoNorm-S: entropy-gated freeze at T_freeze
     description: str = ""
+    gate_choices: int = 0  # learned selectors mixing this many norms (0: no learned gate)
 
 
 METHODS: dict[str, Method] = {
@@ -23,15 +24,27 @@ METHODS: dict[str, Method] = {
         Method("frozen_ln", "ln", description="static LayerNorm everywhere (the paper's 'Disable Selector')"),
         Method("dyt", "dyt", description="static Dynamic Tanh everywhere (ours: the obvious ablation)"),
         Method("random", "random", description="Random Selector: w_DyT ~ U(0,1) per sample in training, 0.5 in eval"),
-        Method("autonorm", "autonorm", description="AutoNorm with learned selectors, never frozen"),
-        Method("autonorm_s", "autonorm", freeze_selectors=True,
+        Method("autonorm", "autonorm", description="AutoNorm with learned selectors, never frozen",
+               gate_choices=2),
+        Method("autonorm_s", "autonorm", freeze_selectors=True, gate_choices=2,
                description="AutoNorm-S: selectors frozen after T_freeze epochs if mean H >= eps_H"),
         Method("adanorm", "adanorm", description="AdaNorm (Xu et al. 2019)"),
         Method("film", "film", description="FiLM-modulated LN conditioned on the token-mean (ours)"),
         Method("teacher_mlp", None, backbone="mlp", description="plain MLP on flattened input"),
-        Method("autonorm3", "autonorm3", description="three-way gate LN / RMSNorm / DyT (optional)"),
+        Method("autonorm3", "autonorm3", description="three-way gate LN / RMSNorm / DyT (optional)",
+               gate_choices=3),
     ]
 }
+
+#: the order methods are shown in (figures, their colours, the mechanism checks): the gated
+#: methods first, the reference AutoNorm-S leading
+DISPLAY_ORDER: tuple[str, ...] = ("autonorm_s", "autonorm", "autonorm3", "frozen_ln", "dyt", "random",
+                                  "adanorm", "film", "teacher_mlp")
+#: methods with learned gates (gate diagnostics, mechanism checks), in display order
+GATED_METHODS: tuple[str, ...] = tuple(m for m in DISPLAY_ORDER if METHODS[m].gate_choices)
+#: a learned gate's number of branches, by norm name (the largest entropy is ln of it)
+GATE_CHOICES: dict[str, int] = {m.norm: m.gate_choices for m in METHODS.values() if m.gate_choices}
+assert set(DISPLAY_ORDER) == set(METHODS), "every method has a place in DISPLAY_ORDER"
 
 
 def get_method(name: str) -> Method:

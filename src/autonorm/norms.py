@@ -13,6 +13,8 @@ The formulas (the paper's, with its open choices made explicit):
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import math
 from typing import Callable
 
@@ -31,11 +33,29 @@ def register_norm(name: str):
     return deco
 
 
-def build_norm(name: str, dim: int, **options) -> nn.Module:
-    """Build the norm registered under ``name`` for feature size ``dim``."""
+def norm_options_of(name: str) -> tuple[str, ...]:
+    """The options the norm registered under ``name`` takes (its constructor's keywords)."""
+    params = inspect.signature(NORM_REGISTRY[name]).parameters
+    return tuple(p for p in params if p != "dim")
+
+
+def norm_layer(name: str, **options) -> Callable[[int], nn.Module]:
+    """A ready constructor ``dim -> norm`` (as timm's ``norm_layer``): ``options`` is the run's
+    whole ``norm_options`` block, and each norm receives only the options it takes (only
+    AutoNorm sees ``tau``). An option that no norm takes is a typo, and an error."""
     if name not in NORM_REGISTRY:
         raise ValueError(f"unknown norm {name!r}; known: {sorted(NORM_REGISTRY)}")
-    return NORM_REGISTRY[name](dim, **options)
+    known = {o for n in NORM_REGISTRY for o in norm_options_of(n)}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise ValueError(f"unknown norm option(s) {unknown}; the norms take {sorted(known)}")
+    mine = norm_options_of(name)
+    return functools.partial(NORM_REGISTRY[name], **{k: v for k, v in options.items() if k in mine})
+
+
+def build_norm(name: str, dim: int, **options) -> nn.Module:
+    """Build the norm registered under ``name`` for feature size ``dim`` (:func:`norm_layer`)."""
+    return norm_layer(name, **options)(dim)
 
 
 def token_mean(x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -228,7 +248,7 @@ def dyt_ln_mix(x: torch.Tensor, w: torch.Tensor, dyt: "DyT", ln: nn.LayerNorm) -
 class LayerNorm(nn.LayerNorm):
     """Standard LayerNorm(d) with affine weight and bias (the FrozenLN baseline)."""
 
-    def __init__(self, dim: int, eps: float = 1e-5, **_):
+    def __init__(self, dim: int, eps: float = 1e-5):
         super().__init__(dim, eps=eps)
 
     def forward(self, x, mask=None):  # per token: padding cannot leak in, so the mask is unused
@@ -237,7 +257,7 @@ class LayerNorm(nn.LayerNorm):
 
 @register_norm("rms")
 class RMSNorm(nn.Module):
-    def __init__(self, dim: int, eps: float = 1e-6, **_):
+    def __init__(self, dim: int, eps: float = 1e-6):
         super().__init__()
         self.eps = eps
         self.weight = nn.Parameter(torch.ones(dim))
@@ -250,7 +270,7 @@ class RMSNorm(nn.Module):
 class DyT(nn.Module):
     """Dynamic Tanh (Zhu et al. 2025): gamma * tanh(alpha * x) + beta."""
 
-    def __init__(self, dim: int, alpha_init: float = 0.5, **_):
+    def __init__(self, dim: int, alpha_init: float = 0.5):
         super().__init__()
         self.alpha = nn.Parameter(torch.tensor(float(alpha_init)))
         self.weight = nn.Parameter(torch.ones(dim))  # gamma
@@ -266,7 +286,7 @@ class DyT(nn.Module):
 class AdaNorm(nn.Module):
     """AdaNorm (Xu et al. 2019): no gain or bias; the scale (1 - k*y) is detached."""
 
-    def __init__(self, dim: int, k: float = 0.1, scale: float = 1.0, eps: float = 1e-5, **_):
+    def __init__(self, dim: int, k: float = 0.1, scale: float = 1.0, eps: float = 1e-5):
         super().__init__()
         self.k, self.scale, self.eps = k, scale, eps
 
@@ -285,7 +305,7 @@ class FiLMNorm(nn.Module):
     mean over real tokens when a padding mask is given.
     """
 
-    def __init__(self, dim: int, eps: float = 1e-5, **_):
+    def __init__(self, dim: int, eps: float = 1e-5):
         super().__init__()
         self.ln = nn.LayerNorm(dim, eps=eps)
         self.film = nn.Linear(dim, 2 * dim)
@@ -397,7 +417,7 @@ class AutoNorm(GatedNorm):
     fused_dyt_ln = True
 
     def __init__(self, dim: int, tau: float = 0.5, alpha_init: float = 0.5,
-                 drop_noise_when_frozen: bool = True, selector: str = "mlp", hard: bool = False, **_):
+                 drop_noise_when_frozen: bool = True, selector: str = "mlp", hard: bool = False):
         super().__init__()
         self.dyt = DyT(dim, alpha_init=alpha_init)
         self.ln = nn.LayerNorm(dim)
@@ -419,7 +439,7 @@ class AutoNorm3(AutoNorm):
     fused_dyt_ln = False
 
     def __init__(self, dim: int, tau: float = 0.5, alpha_init: float = 0.5,
-                 drop_noise_when_frozen: bool = True, selector: str = "mlp", hard: bool = False, **_):
+                 drop_noise_when_frozen: bool = True, selector: str = "mlp", hard: bool = False):
         super().__init__(dim, tau=tau, alpha_init=alpha_init)
         self.rms = RMSNorm(dim)
         self.selector = NormSelector(dim, 3, tau=tau, drop_noise_when_frozen=drop_noise_when_frozen,
@@ -436,7 +456,7 @@ class RandomSelectorNorm(GatedNorm):
     choice_names = ("dyt", "ln")
     fused_dyt_ln = True
 
-    def __init__(self, dim: int, alpha_init: float = 0.5, **_):
+    def __init__(self, dim: int, alpha_init: float = 0.5):
         super().__init__()
         self.dyt = DyT(dim, alpha_init=alpha_init)
         self.ln = nn.LayerNorm(dim)

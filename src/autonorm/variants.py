@@ -219,7 +219,7 @@ def variant_problems(cfg: dict) -> list[str]:
                          else "autonorm.t_freeze")
                 add(f"config key {where}: t_freeze={t_freeze} is after the last epoch ({epochs}) of dataset "
                     f"{d}: variant {name} would never decide to freeze")
-            gates = 3 if (method.norm == "autonorm3" or str((run.get("norm_options") or {}).get("gates", 2)) == "3") \
+            gates = 3 if (method.gate_choices == 3 or str((run.get("norm_options") or {}).get("gates", 2)) == "3") \
                 else 2
             eps_h = run["autonorm"].get("eps_h")
             if (method.freeze_selectors and run["autonorm"]["freeze_enabled"] and eps_h is not None

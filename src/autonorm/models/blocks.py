@@ -8,11 +8,13 @@ attention and to both norms, so gates that read a token-mean see real tokens onl
 
 from __future__ import annotations
 
+from typing import Callable
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..norms import build_norm
+from ..norms import build_norm, norm_layer
 
 
 class DropPath(nn.Module):
@@ -74,14 +76,17 @@ class MLP(nn.Module):
 
 
 class Block(nn.Module):
-    def __init__(self, dim: int, heads: int, mlp_ratio: float, norm: str, norm_options: dict,
+    """``norm_layer``: a ready constructor ``dim -> norm`` (:func:`autonorm.norms.norm_layer`), so
+    swapping LayerNorm for AutoNorm is one argument and the block never sees a norm's options."""
+
+    def __init__(self, dim: int, heads: int, mlp_ratio: float, norm_layer: Callable[[int], nn.Module],
                  drop_path: float, dropout: float, layerscale_init: float, index: int):
         super().__init__()
-        self.norm1 = build_norm(norm, dim, **norm_options)
+        self.norm1 = norm_layer(dim)
         self.norm1.selector_name = f"block{index}.attn"
         self.attn = Attention(dim, heads, dropout)
         self.ls1 = LayerScale(dim, layerscale_init)
-        self.norm2 = build_norm(norm, dim, **norm_options)
+        self.norm2 = norm_layer(dim)
         self.norm2.selector_name = f"block{index}.mlp"
         self.mlp = MLP(dim, int(dim * mlp_ratio), dropout)
         self.ls2 = LayerScale(dim, layerscale_init)
@@ -100,10 +105,10 @@ class Encoder(nn.Module):
                  norm_options: dict | None = None, drop_path: float = 0.1, dropout: float = 0.1,
                  layerscale_init: float = 1e-4, final_norm: str = "ln"):
         super().__init__()
-        norm_options = norm_options or {}
+        layer = norm_layer(norm, **(norm_options or {}))
         rates = [drop_path * i / max(depth - 1, 1) for i in range(depth)]
         self.blocks = nn.ModuleList(
-            Block(dim, heads, mlp_ratio, norm, norm_options, rates[i], dropout, layerscale_init, i)
+            Block(dim, heads, mlp_ratio, layer, rates[i], dropout, layerscale_init, i)
             for i in range(depth)
         )
         # The final norm is outside the residual sub-layers, so it stays static (docs/method.md section 1.2).

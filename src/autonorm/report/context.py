@@ -21,10 +21,10 @@ TABLE_FILES = ("summary", "comparisons", "runs", "gates", "history", "freeze", "
 def _with_columns(name: str, df: pd.DataFrame) -> pd.DataFrame:
     """Add the columns a tables folder from an older aggregate lacks (as empty cells), so
     the sections read one schema; an empty table stays empty."""
-    from autonorm import aggregate
+    from autonorm.analysis import tables
 
-    cols = {"summary": aggregate.SUMMARY_COLUMNS, "comparisons": aggregate.COMPARISON_COLUMNS,
-            "runs": aggregate.RUNS_COLUMNS}.get(name)
+    cols = {"summary": tables.SUMMARY_COLUMNS, "comparisons": tables.COMPARISON_COLUMNS,
+            "runs": tables.RUNS_COLUMNS}.get(name)
     if cols is None or df.empty:
         return df
     for c in cols:

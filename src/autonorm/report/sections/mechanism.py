@@ -7,13 +7,13 @@ import math
 import numpy as np
 import pandas as pd
 
+from autonorm.methods import GATED_METHODS
 from autonorm.report.context import ReportContext
 from autonorm.report.fmt import fmt, fmt_diff, fmt_p, fnum, md_table, pretty, truthy
 from autonorm.report.paper import (CIFAR10_FREEZE, CIFAR10_FREEZE_TEXT, DYT_THRESHOLD, H_ZERO,
                                    LN_BY_EPOCH, LN_THRESHOLD, MIXED, PAPER_BACKBONE, PTB_H,
                                    PTB_H_TOL, STANDIN_FOR)
 
-GATED_METHODS = ("autonorm_s", "autonorm", "autonorm3")
 NOT_APPLICABLE = "not applicable: stand-in data"
 
 

@@ -1,0 +1,216 @@
+"""Summaries over seeds and paired tests: the summary table (mean, std, CI, the paper's number,
+the trivial baseline) and the comparisons of the reference method against every other method,
+with Holm's correction per family and the detectable difference at each test's Holm level."""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from autonorm import stats
+
+from autonorm.analysis.collect import _num
+from autonorm.analysis.tables import (COMPARISON_COLUMNS, KNOWN_FAMILY, PAPER_DATASETS,
+                                      REFERENCE_METHOD, SUMMARY_COLUMNS)
+
+# --------------------------------------------------------------------------- tables
+def _reference_index(reference: pd.DataFrame) -> dict:
+    ref_idx = {}
+    if len(reference):
+        for r in reference.itertuples(index=False):
+            ref_idx[(r.dataset, r.method, r.metric)] = (_num(r.mean), _num(r.std))
+    return ref_idx
+
+
+def same_run_pairs(runs: pd.DataFrame) -> dict[str, dict[str, str]]:
+    """dataset -> {method: the name of its group of same training runs}.
+
+    ``same_run_as`` links can chain (a default-valued variant is the same run as
+    AutoNorm-S, which on NLP is the same run as AutoNorm), so the links are
+    joined into groups; every member of a group maps to one representative.
+    Methods without a link are absent.
+    """
+    out: dict[str, dict[str, str]] = {}
+    if runs.empty or "same_run_as" not in runs:
+        return out
+    parent: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def find(x):
+        while parent.get(x, x) != x:
+            x = parent[x]
+        return x
+
+    for r in runs.itertuples(index=False):
+        other = r.same_run_as if isinstance(r.same_run_as, str) else ""
+        if other:
+            a, b = find((r.dataset, r.method)), find((r.dataset, other))
+            parent.setdefault(a, a)
+            parent.setdefault(b, b)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    for node in list(parent):
+        out.setdefault(node[0], {})[node[1]] = find(node)[1]
+    return out
+
+
+def same_runs_between(groups: dict[str, dict[str, str]], dataset: str, a: str, b: str) -> bool:
+    g = groups.get(dataset, {})
+    return a in g and b in g and g[a] == g[b]
+
+
+def _same_label(groups: dict, d: str, m: str, methods: Sequence[str]) -> str:
+    """The other methods (of ``methods``) that are the same training runs as ``m``."""
+    g = groups.get(d, {})
+    if m not in g:
+        return ""
+    return ", ".join(o for o in methods if o != m and g.get(o) == g[m])
+
+
+def _beats(mean: float, base: float, higher: bool):
+    if not (math.isfinite(mean) and math.isfinite(base)):
+        return None
+    return bool(mean <= base) if higher else bool(mean >= base)
+
+
+def summarize(values: pd.DataFrame, runs: pd.DataFrame, methods: Sequence[str],
+              reference: pd.DataFrame, ds_info: dict,
+              baselines: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per dataset x method x metric (methods with no ok run get n=0)."""
+    rows = []
+    ref_idx = _reference_index(reference)
+    base_idx = {}
+    if baselines is not None and len(baselines):
+        for b in baselines.itertuples(index=False):
+            base_idx[(b.dataset, b.metric)] = (b.baseline, _num(b.value))
+    same = same_run_pairs(runs)
+    counts = {}
+    for (d, m), g in runs.groupby(["dataset", "method"]):
+        counts[(d, m)] = (len(g), int((g.status == "diverged").sum()),
+                          int((g.status == "missing").sum()), int((g.status == "stale").sum()))
+    if len(values):
+        groups = values.groupby(["dataset", "source_dataset"], sort=False)
+    else:
+        groups = []
+    for (d, src), gd in groups:
+        metrics_here = list(dict.fromkeys(gd["metric"]))
+        standin_ds = bool(gd["standin"].any()) or bool(ds_info.get(src, {}).get("standin"))
+        family = ds_info.get(src, {}).get("family") or KNOWN_FAMILY.get(src, "other")
+        for m in methods:
+            gm = gd[gd.method == m]
+            n_exp, n_div, n_mis, n_stale = counts.get((src, m), (0, 0, 0, 0))
+            for metric in metrics_here:
+                vals = gm.loc[gm.metric == metric, "value"].to_numpy(dtype=float)
+                desc = stats.describe(vals)
+                pm, ps = (math.nan, math.nan)
+                if not standin_ds and d in PAPER_DATASETS:
+                    pm, ps = ref_idx.get((d, m, metric), (math.nan, math.nan))
+                bname, bval = base_idx.get((src, metric), ("", math.nan)) if d == src else ("", math.nan)
+                hib = stats.higher_is_better(metric)
+                rows.append({"dataset": d, "method": m, "metric": metric, **desc,
+                             "paper_mean": pm, "paper_std": ps, "standin": standin_ds,
+                             "family": family, "metric_family": stats.metric_family(metric),
+                             "source_dataset": src, "higher_is_better": hib,
+                             "n_expected": n_exp, "n_diverged": n_div, "n_missing": n_mis,
+                             "n_stale": n_stale, "baseline_name": bname, "baseline_value": bval,
+                             "at_or_below_baseline": _beats(desc["mean"], bval, hib),
+                             "same_run_as": _same_label(same, src, m, methods)})
+    # datasets with no ok run at all: keep their paper rows visible (n=0)
+    seen = {r["source_dataset"] for r in rows}
+    for d, info in ds_info.items():
+        if d in seen:
+            continue
+        standin_ds = bool(info.get("standin"))
+        ref_metrics = [] if standin_ds else list(dict.fromkeys(
+            reference.loc[reference.dataset == d, "metric"])) if len(reference) else []
+        for m in methods:
+            n_exp, n_div, n_mis, n_stale = counts.get((d, m), (0, 0, 0, 0))
+            for metric in ref_metrics:
+                pm, ps = ref_idx.get((d, m, metric), (math.nan, math.nan))
+                bname, bval = base_idx.get((d, metric), ("", math.nan))
+                rows.append({"dataset": d, "method": m, "metric": metric,
+                             **stats.describe([]), "paper_mean": pm, "paper_std": ps,
+                             "standin": standin_ds, "family": info.get("family"),
+                             "metric_family": stats.metric_family(metric), "source_dataset": d,
+                             "higher_is_better": stats.higher_is_better(metric),
+                             "n_expected": n_exp, "n_diverged": n_div, "n_missing": n_mis,
+                             "n_stale": n_stale, "baseline_name": bname, "baseline_value": bval,
+                             "at_or_below_baseline": None,
+                             "same_run_as": _same_label(same, d, m, methods)})
+    return pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+
+
+def compare_methods(values: pd.DataFrame, methods: Sequence[str], ds_info: dict,
+                    reference_method: str = REFERENCE_METHOD,
+                    same_runs: dict[str, dict[str, str]] | None = None,
+                    reference: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Paired tests of ``reference_method`` vs every other method, Holm per family.
+
+    Two methods that share their training runs (``same_runs``) get a row with
+    the note "same training runs: no test" and no p-value.  ``paper_diff`` is
+    the paper's reference-minus-other difference (paper datasets only).
+    """
+    rows = []
+    if reference_method not in methods or not len(values):
+        return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+    same_runs = same_runs or {}
+    ref_idx = _reference_index(reference) if reference is not None else {}
+    others = [m for m in methods if m != reference_method]
+    for (d, src), gd in values.groupby(["dataset", "source_dataset"], sort=False):
+        standin_ds = bool(gd["standin"].any())
+        family = ds_info.get(src, {}).get("family") or KNOWN_FAMILY.get(src, "other")
+        for metric in dict.fromkeys(gd["metric"]):
+            mfam = stats.metric_family(metric)
+            if mfam == "cost":
+                continue
+            gmet = gd[gd.metric == metric]
+            a = dict(zip(gmet.loc[gmet.method == reference_method, "seed"],
+                         gmet.loc[gmet.method == reference_method, "value"]))
+            pa = ref_idx.get((d, reference_method, metric), (math.nan,))[0]
+            for mb in others:
+                b = dict(zip(gmet.loc[gmet.method == mb, "seed"],
+                             gmet.loc[gmet.method == mb, "value"]))
+                res = stats.paired_test(a, b)
+                same = same_runs_between(same_runs, src, reference_method, mb)
+                if same:
+                    # identical runs: a test of a run against itself is 0/0, not evidence
+                    res.update(t=math.nan, p=math.nan, cohens_dz=math.nan, wilcoxon_p=math.nan,
+                               mdd80=math.nan,
+                               note=f"same training runs ({reference_method} = {mb} here): no test")
+                pb = ref_idx.get((d, mb, metric), (math.nan,))[0]
+                paper_diff = (pa - pb) if (not standin_ds and d in PAPER_DATASETS) else math.nan
+                rows.append({"dataset": d, "metric": metric, "method_a": reference_method,
+                             "method_b": mb, **res, "p_holm": math.nan, "holm_family": mfam,
+                             "holm_m": 0, "higher_is_better": stats.higher_is_better(metric),
+                             "standin": standin_ds, "family": family,
+                             "paper_diff": paper_diff, "same_runs": bool(same)})
+    df = pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
+    if len(df):
+        derived = df["metric"].isin(stats.DERIVED_METRICS)
+        df.loc[derived & df["p"].notna(), "note"] = [
+            ("; ".join(x for x in (str(n) if isinstance(n, str) else "", DERIVED_NOTE) if x))
+            for n in df.loc[derived & df["p"].notna(), "note"]]
+        for _, idx in df[~derived].groupby(["dataset", "holm_family"]).groups.items():
+            p = df.loc[idx, "p"].to_numpy(dtype=float)
+            df.loc[idx, "p_holm"] = stats.holm(p)
+            df.loc[idx, "holm_m"] = int(np.isfinite(p).sum())
+            _holm_detectable(df, idx, p)
+    return df
+
+
+#: the note of a derived robustness metric's test (stats.DERIVED_METRICS)
+DERIVED_NOTE = "derived from the corruption cells: raw p, not counted in Holm"
+
+
+def _holm_detectable(df: pd.DataFrame, idx, p: np.ndarray) -> None:
+    """``holm_alpha`` (the level each test faces in Holm's procedure) and ``mdd80_holm`` (the
+    difference detectable at 80% power at that level) for the rows ``idx`` of one family."""
+    levels = stats.holm_levels(p)
+    df.loc[idx, "holm_alpha"] = levels
+    df.loc[idx, "mdd80_holm"] = [
+        stats.min_detectable_difference(int(n), float(sd), alpha=float(a)) if np.isfinite(a)
+        else math.nan
+        for n, sd, a in zip(df.loc[idx, "n"], df.loc[idx, "sd_diff"], levels)]
+
+

@@ -1,0 +1,41 @@
+"""One place per fact: the config schema's name lists are the registries' (a dataset is a
+`autonorm.data.registry.DATASETS` entry, a method a `autonorm.methods.METHODS` entry).
+
+Why: a name list copied into the schema would let a new dataset or method pass the registry
+and fail the schema (or the reverse); this test pins the copies to their source.
+"""
+from __future__ import annotations
+
+import yaml
+
+from autonorm.config import SCHEMA_PATH
+from autonorm.data import CORRUPTION_SETS, DATASETS
+from autonorm.methods import DISPLAY_ORDER, GATE_CHOICES, GATED_METHODS, METHODS
+
+
+def _schema():
+    return yaml.safe_load(SCHEMA_PATH.read_text())
+
+
+def test_schema_names_every_registered_dataset_and_method():
+    defs = _schema()["$defs"]
+    assert set(defs["dataset_name"]["enum"]) == {d for d in DATASETS if d not in CORRUPTION_SETS}
+    assert set(defs["method_name"]["enum"]) == set(METHODS)
+
+
+def test_method_facts_come_from_the_registry():
+    assert set(DISPLAY_ORDER) == set(METHODS) and len(DISPLAY_ORDER) == len(METHODS)
+    assert GATED_METHODS == tuple(m for m in DISPLAY_ORDER if METHODS[m].gate_choices)
+    assert GATE_CHOICES == {"autonorm": 2, "autonorm3": 3}
+    found = [v["gates"] for v in _walk(_schema()) if "gates" in v and isinstance(v["gates"], dict)]
+    assert found and all(sorted(f["enum"]) == sorted(set(GATE_CHOICES.values())) for f in found)
+
+
+def _walk(node):
+    if isinstance(node, dict):
+        yield node
+        for v in node.values():
+            yield from _walk(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _walk(v)
