@@ -9,6 +9,7 @@ sees either the old file or the complete new one, never a partial one.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import sys
@@ -194,3 +195,37 @@ def require_folder(path: PathLike, made_by: str) -> Path:
         raise FileNotFoundError(errno.ENOENT, f"no such folder; it is made by {made_by}", str(p))
     return p
 
+
+def _sha256_file(path: PathLike) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def verify_model_file(run_dir: str | Path) -> None:
+    """Check ``model.pt`` against the sha256 that training recorded in ``model.json``; raise
+    DamagedRunFile naming the file and what to rerun when they differ. A run folder written by
+    an older version records no hash: that is said in a warning, and the file is read as is."""
+    run_dir = Path(run_dir)
+    path = run_dir / "model.pt"
+    try:
+        recorded = (json.loads((run_dir / "model.json").read_text()).get("sha256") or {}).get("model.pt")
+    except (OSError, ValueError) as e:
+        raise DamagedRunFile(f"{run_dir / 'model.json'} is missing or unreadable ({e}); it records the "
+                             f"sha256 of {path}. Rerun the run's training (rule train: delete "
+                             f"{run_dir / 'status.json'} and run snakemake again).") from e
+    if recorded is None:
+        logging.getLogger("autonorm.io_utils").warning(
+            "%s records no sha256 of model.pt (written by an older version): its bytes cannot be "
+            "checked", run_dir / "model.json")
+        return
+    actual = _sha256_file(path) if path.exists() else "(missing)"
+    if actual != recorded:
+        raise DamagedRunFile(
+            f"{path} is damaged: its sha256 is {actual}, training recorded {recorded} in "
+            f"{run_dir / 'model.json'}. Its numbers would be wrong. Rerun the run's training (rule "
+            f"train): delete {run_dir / 'status.json'} and run snakemake again.")

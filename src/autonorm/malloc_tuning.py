@@ -4,7 +4,7 @@ glibc gives freed memory at the top of the heap back to the OS once more than M_
 is free, and serves blocks above M_MMAP_THRESHOLD with fresh mmaps. Both thresholds adapt only
 up to a few MB, and a transformer batch allocates and frees tens of MB of activations, so by
 default every batch faults its activations in again: about 31,000 minor page faults per eval
-forward of the paper-size ViT (batch 128), some 20% of its CPU time (benchmarks/README.md).
+forward of the paper-size ViT (batch 128), some 20% of its CPU time (benchmarks/LOG.md).
 Raising both thresholds keeps that memory in the process. Nothing computed changes: this moves
 where buffers come from, not what is computed in them.
 

@@ -83,7 +83,7 @@ def gate_entropy(w: torch.Tensor, eps: float = 1e-12) -> torch.Tensor:
 # ``w_DyT * DyT(x) + w_LN * LN(x)`` through autograd) cost several full passes
 # over the activations each way, and ``torch.tanh`` on CPU measured about six times
 # slower than ``torch.sigmoid`` when these were written (2026-11-29; on the box of
-# 2026-11-30 it was 0.37 ms against 0.51 ms: benchmarks/README.md). The sigmoid form
+# 2026-11-30 it was 0.37 ms against 0.51 ms: benchmarks/LOG.md). The sigmoid form
 # stays either way: changing it would change every output's bits. The functions below
 # compute the same math with fewer passes and a hand-written backward:
 #   tanh(z) = 2 * sigmoid(2 z) - 1,  so  g * tanh(a x) + b = (2 g) * s + (b - g),  s = sigmoid(2 a x)

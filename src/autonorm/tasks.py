@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import math
 import random
 from pathlib import Path
@@ -15,7 +14,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .data.augment import normalize_images, random_crop_flip
-from .io_utils import DamagedRunFile
+from .io_utils import verify_model_file
 from .metrics import IGNORE_INDEX, task_metrics
 from .models import build_model
 from .norms import gate_entropy, recording_gates
@@ -203,33 +202,6 @@ def run_eval(model: nn.Module, task: Task, x: torch.Tensor, y: torch.Tensor, bat
         gate_stats = {"entropy": ent, "w_dyt": wd, "w_ln": wl, "mean_entropy": sum(ent.values()) / len(ent),
                       "mean_w_dyt": sum(wd.values()) / len(wd)}
     return total_loss / max(count, 1), metrics, gate_stats
-
-
-def verify_model_file(run_dir: str | Path) -> None:
-    """Check ``model.pt`` against the sha256 that training recorded in ``model.json``; raise
-    DamagedRunFile naming the file and what to rerun when they differ. A run folder written by
-    an older version records no hash: that is said in a warning, and the file is read as is."""
-    from .checkpoint import sha256_file
-
-    run_dir = Path(run_dir)
-    path = run_dir / "model.pt"
-    try:
-        recorded = (json.loads((run_dir / "model.json").read_text()).get("sha256") or {}).get("model.pt")
-    except (OSError, ValueError) as e:
-        raise DamagedRunFile(f"{run_dir / 'model.json'} is missing or unreadable ({e}); it records the "
-                             f"sha256 of {path}. Rerun the run's training (rule train: delete "
-                             f"{run_dir / 'status.json'} and run snakemake again).") from e
-    if recorded is None:
-        logging.getLogger("autonorm.tasks").warning(
-            "%s records no sha256 of model.pt (written by an older version): its bytes cannot be "
-            "checked", run_dir / "model.json")
-        return
-    actual = sha256_file(path) if path.exists() else "(missing)"
-    if actual != recorded:
-        raise DamagedRunFile(
-            f"{path} is damaged: its sha256 is {actual}, training recorded {recorded} in "
-            f"{run_dir / 'model.json'}. Its numbers would be wrong. Rerun the run's training (rule "
-            f"train): delete {run_dir / 'status.json'} and run snakemake again.")
 
 
 def load_trained_model(run_dir: str | Path, meta: dict, device: torch.device) -> nn.Module:

@@ -164,7 +164,11 @@ def write_same_run_eval_file(wildcards, input, output, log):
     """The same_run_eval job: the trained run's eval file under this run's name, marked."""
     from autonorm.variants import write_same_run_eval
 
+    from autonorm.io_utils import verify_model_file
+
     d, n = wildcards.same_run.split("/")
+    # the trained run's model must be the one its evaluation read (a damaged model.pt stops here)
+    verify_model_file(run_dir(d, SAME_RUN[(d, n)], wildcards.seed))
     write_same_run_eval(input[0], output[0], config, n, SAME_RUN[(d, n)])
     Path(log[0]).write_text(f"{output[0]}: the eval file of {input[0]} (the same training), marked same_run_as\n")
 
