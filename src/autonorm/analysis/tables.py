@@ -5,22 +5,18 @@ from __future__ import annotations
 import re
 
 from autonorm import stats
+from autonorm.data import registry
 
 REFERENCE_METHOD = "autonorm_s"
 
-PAPER_DATASETS = ("mnist", "fashion_mnist", "cifar10", "cifar100", "svhn", "ptb_pos", "sst2",
-                  "energy_efficiency", "california_housing", "cifar10c")
-
+# Facts of the dataset registry (autonorm.data.registry), as the aggregation uses them.
+PAPER_DATASETS = tuple(registry.PAPER_DATASETS) + tuple(
+    c for c, v in registry.CORRUPTION_SETS.items() if v["official"])
 #: dataset -> family, used when neither metrics.json nor meta.json says
-KNOWN_FAMILY = {
-    "mnist": "vision", "fashion_mnist": "vision", "cifar10": "vision", "cifar100": "vision",
-    "svhn": "vision", "cifar10c": "vision", "ptb_pos": "nlp", "sst2": "nlp",
-    "energy_efficiency": "tabular", "california_housing": "tabular",
-    "smoke_digits": "vision", "smoke_shapes32": "vision", "smoke_shapes32_c": "vision",
-    "smoke_pos": "nlp", "smoke_sentiment": "nlp", "smoke_diabetes": "tabular",
-}
-KNOWN_STANDIN = {"smoke_digits", "smoke_shapes32", "smoke_shapes32_c", "smoke_pos",
-                 "smoke_sentiment", "smoke_diabetes"}
+KNOWN_FAMILY = {d: spec.family for d, spec in registry.DATASETS.items()} | {
+    c: registry.DATASETS[v["source"]].family for c, v in registry.CORRUPTION_SETS.items()}
+KNOWN_STANDIN = set(registry.SMOKE_DATASETS) | {
+    c for c, v in registry.CORRUPTION_SETS.items() if not v["official"]}
 
 COST_KEYS = stats.COST_METRICS
 CORRUPTION_SUMMARY_KEYS = ("gaussian_noise_s3", "motion_blur_s3", "brightness_s3", "mean_s3",

@@ -58,57 +58,62 @@ class DatasetSpec:
     corruption_set: Optional[str] = None  # name of the derived corruption set, if any
     defaults: Dict[str, Any] = field(default_factory=dict)  # default preprocess options
     image_size: Optional[int] = None  # vision: height = width of the images (a patch size must divide it)
+    display: Optional[str] = None  # its name in reports and figures (default: the key)
+    stands_in_for: Optional[str] = None  # a stand-in: the paper dataset whose claims it mirrors
+    standin_label: Optional[str] = None  # a stand-in: what it stands in for, in words (README's table)
 
     def as_dict(self) -> Dict[str, Any]:
         return {
             "name": self.name, "family": self.family, "task": self.task, "standin": self.standin,
             "description": self.description, "needs_download": self.needs_download,
             "rotation": self.rotation, "corruption_set": self.corruption_set,
-            "defaults": dict(self.defaults), "image_size": self.image_size,
+            "defaults": dict(self.defaults), "image_size": self.image_size, "display": self.display,
+            "stands_in_for": self.stands_in_for, "standin_label": self.standin_label,
         }
 
 
-def _vision(name, desc, image_size, val_size=None, val_fraction=0.1, corruption_set=None):
+def _vision(name, desc, image_size, display, val_size=None, val_fraction=0.1, corruption_set=None):
     d = {"val_fraction": val_fraction, "split_seed": 0}
     if val_size is not None:
         d["val_size"] = val_size
     return DatasetSpec(name, "vision", "image_classification", False, desc, True, True, corruption_set, d,
-                       image_size)
+                       image_size, display)
 
 
 DATASETS: Dict[str, DatasetSpec] = {
     "mnist": _vision("mnist", "MNIST handwritten digits (LeCun et al.), 28x28 grey, via torchvision.",
-                   28),
+                   28, "MNIST"),
     "fashion_mnist": _vision("fashion_mnist", "Fashion-MNIST (Xiao et al. 2017), 28x28 grey, via torchvision.",
-                           28),
-    "cifar10": _vision("cifar10", "CIFAR-10 (Krizhevsky 2009), 32x32 RGB, via torchvision.", 32,
+                           28, "Fashion-MNIST"),
+    "cifar10": _vision("cifar10", "CIFAR-10 (Krizhevsky 2009), 32x32 RGB, via torchvision.", 32, "CIFAR-10",
                        val_size=5000, corruption_set="cifar10c"),
-    "cifar100": _vision("cifar100", "CIFAR-100 (Krizhevsky 2009), 32x32 RGB, 100 fine labels, via torchvision.", 32,
+    "cifar100": _vision("cifar100", "CIFAR-100 (Krizhevsky 2009), 32x32 RGB, 100 fine labels, via torchvision.", 32, "CIFAR-100",
                         val_size=5000),
     "svhn": _vision("svhn", "SVHN cropped digits (Netzer et al. 2011), 32x32 RGB, train+test (no extra), "
-                            "via torchvision; label 10 in the .mat files means digit 0.", 32),
+                            "via torchvision; label 10 in the .mat files means digit 0.", 32, "SVHN"),
     "ptb_pos": DatasetSpec(
         "ptb_pos", "nlp", "token_classification", False,
         "Penn Treebank WSJ POS tagging. Default: the free NLTK 10% WSJ sample (~3,914 sentences, "
         "seeded sentence split, 80/10/10 by default); option ptb_source='wsj_full' uses the licensed LDC "
         "Treebank-3 WSJ with the standard sections 0-18/19-21/22-24.",
         defaults={"max_len": 128, "ptb_source": "nltk_sample", "split_seed": 0, "min_freq": 1,
-                  "val_fraction": 0.1, "test_fraction": 0.1}),
+                  "val_fraction": 0.1, "test_fraction": 0.1}, display="PTB"),
     "sst2": DatasetSpec(
         "sst2", "nlp", "sequence_classification", False,
         "GLUE SST-2 binary sentiment (Socher et al. 2013). Test = the 872-sentence GLUE validation "
         "split (GLUE hides test labels); validation = seeded holdout of GLUE train.",
-        defaults={"max_len": 64, "split_seed": 0, "val_fraction": 0.1, "min_freq": 1}),
+        defaults={"max_len": 64, "split_seed": 0, "val_fraction": 0.1, "min_freq": 1}, display="SST-2"),
     "energy_efficiency": DatasetSpec(
         "energy_efficiency", "tabular", "regression", False,
         "UCI Energy Efficiency (Tsanas & Xifara 2012, UCI id 242): 768 buildings, 8 features, "
         "target heating load (Y1) or cooling load (Y2); seeded train/val/test split, 70/15/15 by default.",
-        defaults={"target": "heating_load", "split_seed": 0, "val_fraction": 0.15, "test_fraction": 0.15}),
+        defaults={"target": "heating_load", "split_seed": 0, "val_fraction": 0.15, "test_fraction": 0.15},
+        display="Energy Efficiency"),
     "california_housing": DatasetSpec(
         "california_housing", "tabular", "regression", False,
         "California Housing (Pace & Barry 1997) via scikit-learn: 20,640 block groups, 8 features, "
         "median house value in units of 100,000 USD; seeded train/val/test split, 80/10/10 by default.",
-        defaults={"split_seed": 0, "val_fraction": 0.1, "test_fraction": 0.1}),
+        defaults={"split_seed": 0, "val_fraction": 0.1, "test_fraction": 0.1}, display="California Housing"),
     # ---- smoke stand-ins (offline) ----
     "smoke_digits": DatasetSpec(
         "smoke_digits", "vision", "image_classification", True,
@@ -116,46 +121,68 @@ DATASETS: Dict[str, DatasetSpec] = {
         "images, 1 channel, 0..16 rescaled to 0..255); stands in for the paper's vision sets. "
         "Seeded train/val/test split (split_note gives its sizes).",
         needs_download=False, rotation=True,
-        defaults={"split_seed": 0, "val_fraction": 0.1, "test_fraction": 0.2}, image_size=8),
+        defaults={"split_seed": 0, "val_fraction": 0.1, "test_fraction": 0.2}, image_size=8,
+        stands_in_for="mnist", standin_label="MNIST-like vision"),
     "smoke_shapes32": DatasetSpec(
         "smoke_shapes32", "vision", "image_classification", True,
         "STAND-IN (generated): 32x32 RGB images of 8 classes of coloured shapes/textures on noisy "
         "backgrounds, generated deterministically from the seed; exercises the CIFAR code paths "
         "(corruptions, rotation).",
         needs_download=False, rotation=True, corruption_set="smoke_shapes32_c",
-        defaults={"split_seed": 0, "n_train": 2000, "n_val": 500, "n_test": 500}, image_size=32),
+        defaults={"split_seed": 0, "n_train": 2000, "n_val": 500, "n_test": 500}, image_size=32,
+        stands_in_for="cifar10", standin_label="CIFAR-10 (+C)"),
     "smoke_pos": DatasetSpec(
         "smoke_pos", "nlp", "token_classification", True,
         "STAND-IN (generated): POS-tagging corpus sampled from a small probabilistic grammar with "
         "ambiguous words (tag depends on context); stands in for PTB POS.",
         needs_download=False,
         defaults={"split_seed": 0, "n_sentences": 1500, "max_len": 40, "min_freq": 1,
-                  "val_fraction": 0.15, "test_fraction": 0.15}),
+                  "val_fraction": 0.15, "test_fraction": 0.15}, stands_in_for="ptb_pos", standin_label="PTB POS"),
     "smoke_sentiment": DatasetSpec(
         "smoke_sentiment", "nlp", "sequence_classification", True,
         "STAND-IN (generated): template sentiment sentences with negation and 'but' clauses, so "
         "word order matters; stands in for SST-2.",
         needs_download=False,
         defaults={"split_seed": 0, "n_sentences": 2000, "max_len": 32, "min_freq": 1,
-                  "val_fraction": 0.15, "test_fraction": 0.15}),
+                  "val_fraction": 0.15, "test_fraction": 0.15}, stands_in_for="sst2", standin_label="SST-2"),
     "smoke_diabetes": DatasetSpec(
         "smoke_diabetes", "tabular", "regression", True,
         "STAND-IN (real data): scikit-learn's bundled 'diabetes' regression set (442 patients, 10 "
         "features, target = disease progression after one year, original units); stands in for the "
         "paper's tabular sets. Seeded train/val/test split, 70/15/15 by default.",
         needs_download=False,
-        defaults={"split_seed": 0, "val_fraction": 0.15, "test_fraction": 0.15}),
+        defaults={"split_seed": 0, "val_fraction": 0.15, "test_fraction": 0.15}, standin_label="UCI tabular"),
 }
 
-PAPER_DATASETS: List[str] = ["mnist", "fashion_mnist", "cifar10", "cifar100", "svhn", "ptb_pos", "sst2",
-                             "energy_efficiency", "california_housing"]
-SMOKE_DATASETS: List[str] = ["smoke_digits", "smoke_shapes32", "smoke_pos", "smoke_sentiment", "smoke_diabetes"]
+PAPER_DATASETS: List[str] = [d for d, spec in DATASETS.items() if not spec.standin]
+SMOKE_DATASETS: List[str] = [d for d, spec in DATASETS.items() if spec.standin]
 
 # Corruption sets: derived from a processed vision dataset.
 CORRUPTION_SETS: Dict[str, Dict[str, Any]] = {
-    "cifar10c": {"source": "cifar10", "official": True, "max_images": None},
-    "smoke_shapes32_c": {"source": "smoke_shapes32", "official": False, "max_images": 200},
+    "cifar10c": {"source": "cifar10", "official": True, "max_images": None, "display": "CIFAR-10-C"},
+    "smoke_shapes32_c": {"source": "smoke_shapes32", "official": False, "max_images": 200,
+                         "stands_in_for": "cifar10c", "standin_label": "CIFAR-10-C"},
 }
+
+
+def display_name(name: str) -> str:
+    """How a dataset or corruption set is named in reports and figures."""
+    if name in DATASETS:
+        return DATASETS[name].display or name
+    return CORRUPTION_SETS.get(name, {}).get("display") or name
+
+
+def stands_in_for(name: str) -> Optional[str]:
+    """The paper dataset a stand-in mirrors (None for a paper dataset)."""
+    if name in DATASETS:
+        return DATASETS[name].stands_in_for
+    return CORRUPTION_SETS.get(name, {}).get("stands_in_for")
+
+
+def standin_label(name: str) -> Optional[str]:
+    if name in DATASETS:
+        return DATASETS[name].standin_label
+    return CORRUPTION_SETS.get(name, {}).get("standin_label")
 
 # ---------------------------------------------------------------------------
 # Published checksums: dataset -> {path relative to R/<dataset>/: (algorithm, hexdigest)}

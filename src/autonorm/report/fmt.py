@@ -5,11 +5,9 @@ import math
 from typing import Iterable, Sequence
 
 from autonorm import stats
+from autonorm.data import registry
 
-PRETTY = {"mnist": "MNIST", "fashion_mnist": "Fashion-MNIST", "cifar10": "CIFAR-10",
-          "cifar100": "CIFAR-100", "svhn": "SVHN", "ptb_pos": "PTB", "sst2": "SST-2",
-          "energy_efficiency": "Energy Efficiency", "california_housing": "California Housing",
-          "cifar10c": "CIFAR-10-C"}
+
 
 
 def fmt(v, digits: int | None = None) -> str:
@@ -116,7 +114,8 @@ def md_table(headers: Sequence[str], rows: Iterable[Sequence]) -> str:
 
 
 def pretty(d: str) -> str:
-    return PRETTY.get(d, d)
+    """A dataset's name as reports show it (the dataset registry's ``display``)."""
+    return registry.display_name(d)
 
 
 def truthy(v) -> bool:

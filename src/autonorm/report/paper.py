@@ -7,13 +7,14 @@ the paper changes one file, and every threshold says where it comes from.
 """
 from __future__ import annotations
 
-#: which paper dataset's mechanism claims a stand-in's gates are set beside (never a verdict)
-STANDIN_FOR = {"smoke_digits": "mnist", "smoke_shapes32": "cifar10", "smoke_pos": "ptb_pos",
-               "smoke_sentiment": "sst2", "smoke_shapes32_c": "cifar10c"}
-#: what a stand-in stands in for, in the words of README's stand-in table (one name everywhere)
-STANDIN_LABEL = {"smoke_digits": "MNIST-like vision", "smoke_shapes32": "CIFAR-10 (+C)",
-                 "smoke_pos": "PTB POS", "smoke_sentiment": "SST-2",
-                 "smoke_diabetes": "UCI tabular", "smoke_shapes32_c": "CIFAR-10-C"}
+from autonorm.data import registry
+
+#: which paper dataset's mechanism claims a stand-in's gates are set beside (never a verdict), and
+#: what it stands in for in the words of README's stand-in table: the dataset registry's facts
+STANDIN_FOR = {d: registry.stands_in_for(d) for d in list(registry.DATASETS) + list(registry.CORRUPTION_SETS)
+               if registry.stands_in_for(d)}
+STANDIN_LABEL = {d: registry.standin_label(d) for d in list(registry.DATASETS) + list(registry.CORRUPTION_SETS)
+                 if registry.standin_label(d)}
 
 # --- mechanism checks (docs/method.md section 6) ----------------------------
 LN_THRESHOLD = 0.85          # paper: MNIST w_LN > 0.85 in every layer ...
