@@ -313,3 +313,50 @@ def test_tables_of_an_older_aggregate_still_render(tmp_path):
     text = report.build_report(old, None, tmp_path / "report.md")
     assert "### MNIST" in text and "no power (n=2)" in text
     assert "datasets.csv is absent or empty" in text
+
+
+def test_runs_count_says_which_rows_are_same_run_copies(paper_report):
+    """'N expected runs: N ok' beside a provenance table of fewer trainings says why (the same-run
+    copies: AutoNorm-S on NLP is AutoNorm)."""
+    text, _ = paper_report
+    runs = _section(text, "## Runs")
+    m = re.search(r"(\d+) expected runs: .*? (\d+) of them are the same training as another row.*?"
+                  r"(\d+) trainings", runs)
+    assert m and int(m.group(1)) - int(m.group(2)) == int(m.group(3))
+
+
+def test_secondary_table_in_the_main_tables_method_order(paper_report):
+    text, _ = paper_report
+    mnist = _subsection(text, "### MNIST")
+    first = mnist[mnist.index("| method | metric"):].split("\n\n")[0]  # the main table
+    main = [r.split("|")[1].strip().split(" ")[0] for r in first.splitlines()
+            if r.startswith("| ") and "| accuracy" in r]
+    sec_start = mnist.index("Other test metrics")
+    sec = [r.split("|")[1].strip() for r in mnist[sec_start:].splitlines()
+           if r.startswith("| ") and not r.startswith("| method") and not r.startswith("|---")]
+    sec = sec[:len(main)]
+    assert main == sec and main[0] == "autonorm_s"
+
+
+def test_config_dump_lists_only_this_runs_datasets():
+    from autonorm.report.sections.provenance import run_config_view
+
+    cfg = {"datasets": ["mnist"], "dataset_config": {"mnist": {"family": "vision"},
+                                                     "sst2": {"family": "nlp"}},
+           "raw_from": {"sst2": "/x"}}
+    view = run_config_view(cfg)
+    assert view["dataset_config"] == {"mnist": {"family": "vision"}} and view["raw_from"] == {}
+    assert cfg["dataset_config"]["sst2"]  # the input is not changed
+
+
+def test_trivial_baselines_of_percent_metrics_have_two_decimals():
+    import pandas as pd
+
+    from autonorm.report.context import ReportContext
+    from autonorm.report.sections.datasets import baseline_text
+
+    ctx = ReportContext(t={"baselines": pd.DataFrame({"dataset": ["a", "b"], "baseline": ["majority class"] * 2,
+                                                      "metric": ["accuracy"] * 2, "value": [9.8, 50.917],
+                                                      "higher_is_better": [True] * 2})},
+                        out=__import__("pathlib").Path("r.md"))
+    assert baseline_text(ctx, "a").endswith("accuracy 9.80") and baseline_text(ctx, "b").endswith("50.92")
