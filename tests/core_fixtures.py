@@ -94,3 +94,17 @@ def run_config(data_dir: Path, out_dir: Path, method: str = "autonorm_s", seed: 
         "runtime": {"device": "cpu", "deterministic": True},
         "evaluation": {"latency_repeats": 2},
     }
+
+
+def save_model(run_dir: Path, state_dict: dict, **model_json) -> None:
+    """Write a run's model.pt and its model.json with the sha256 training records (every reader
+    checks it): for tests that make or change a model by hand, as a retrain would."""
+    run_dir = Path(run_dir)
+    torch.save(state_dict, run_dir / "model.pt")
+    digest = hashlib.sha256((run_dir / "model.pt").read_bytes()).hexdigest()
+    path = run_dir / "model.json"
+    info = json.loads(path.read_text()) if path.exists() else {}
+    info.update(model_json)
+    info.setdefault("sha256", {})["model.pt"] = digest
+    path.write_text(json.dumps(info))
+

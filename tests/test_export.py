@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from autonorm import export
 from autonorm.norms import AutoNorm
 from autonorm.train import train_run
-from core_fixtures import make_processed, run_config
+from core_fixtures import make_processed, run_config, save_model
 
 
 def test_prune_plan_by_hand():
@@ -53,7 +53,7 @@ def test_export_of_a_trained_run_reports_its_accuracy_change(tmp_path):
     # Make one gate decisive (LN on every sample) and leave the others as trained.
     sd = torch.load(run / "model.pt", weights_only=True)
     sd["encoder.blocks.0.norm1.selector.mlp.2.bias"] = torch.tensor([-50.0, 50.0])
-    torch.save(sd, run / "model.pt")
+    save_model(run, sd)  # as a retrain would leave it: the new weights and their recorded hash
 
     assert export.main(["--run-dir", str(run), "--data-dir", str(data), "--out", str(tmp_path / "exp")]) == 0
     report = json.loads((tmp_path / "exp" / "export.json").read_text())

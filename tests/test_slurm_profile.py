@@ -157,7 +157,7 @@ def test_profile_slurm_by_name_after_install(tmp_path):
     for name in ["Snakefile", "config.yaml", "workflow", "profiles", "envs"]:
         src = ROOT / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, work / name)
-    cmd = ["snakemake", "all", "--profile", "slurm", "-n",
+    cmd = ["snakemake", "all", "--profile", "slurm", "-n", "--quiet", "host",  # list the jobs
            "--config", f"results_dir={tmp_path}/results", f"raw_dir={tmp_path}/raw"]
 
     before = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=300)

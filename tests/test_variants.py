@@ -24,7 +24,7 @@ from autonorm.models import build_model
 from autonorm.provenance import run_config_hash
 from autonorm.variants import (active_variants, same_runs, training_signature, variant_datasets,
                                write_same_run_eval)
-from core_fixtures import TINY_MODEL, make_processed, run_config
+from core_fixtures import TINY_MODEL, make_processed, run_config, save_model
 from limits import limit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,7 +82,7 @@ def _fake_teacher_run(run_dir: Path, data_dir: Path, status="ok", config_hash="a
     teacher = build_model(meta, "teacher_mlp", TINY_MODEL)
     run_dir.mkdir(parents=True)
     (run_dir / "config.json").write_text(json.dumps({"method": "teacher_mlp", "model": TINY_MODEL}))
-    torch.save(teacher.state_dict(), run_dir / "model.pt")
+    save_model(run_dir, teacher.state_dict())
     (run_dir / "metrics.json").write_text(json.dumps({"status": status, "config_hash": config_hash}))
     return meta, teacher
 
@@ -292,7 +292,7 @@ def test_same_run_eval_file(tmp_path):
 
 # --------------------------------------------------------------------------- dry runs
 def _dry_run(tmp_path, *args):
-    p = subprocess.run(["snakemake", "-n", "all", *args, "--config", f"results_dir={tmp_path}/r",
+    p = subprocess.run(["snakemake", "-n", "--quiet", "host", "all", *args, "--config", f"results_dir={tmp_path}/r",
                         f"raw_dir={tmp_path}/raw"], cwd=ROOT, capture_output=True, text=True, timeout=limit(300),
                        env={**os.environ, "PYTHONUNBUFFERED": "1"})
     out = p.stdout + p.stderr

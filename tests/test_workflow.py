@@ -17,8 +17,13 @@ ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ["--configfile", "workflow/presets/smoke.yaml"]
 
 
+#: a dry run lists every job with its files (the profile's `quiet: [rules, host]` hides them on the
+#: console; the tests read them)
+SHOW_JOBS = ["--quiet", "host"]
+
+
 def snakemake(*args, cwd=ROOT, check=True, timeout=limit(600)):
-    cmd = ["snakemake", *args]
+    cmd = ["snakemake", *args, *(SHOW_JOBS if "-n" in args else [])]
     p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout,
                        env={**os.environ, "PYTHONUNBUFFERED": "1"})
     if check and p.returncode != 0:

@@ -32,7 +32,8 @@ def copy_workflow(dst: Path) -> Path:
 
 
 def snakemake(work: Path, *args, env=None, timeout=limit(300)):
-    return subprocess.run(["snakemake", *args], cwd=work, capture_output=True, text=True, timeout=timeout,
+    show = ["--quiet", "host"] if "-n" in args else []  # dry runs list their jobs (profile: quiet rules)
+    return subprocess.run(["snakemake", *args, *show], cwd=work, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, "PYTHONUNBUFFERED": "1", **OFFLINE_ENV, **(env or {})})
 
 
