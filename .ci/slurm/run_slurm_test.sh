@@ -257,7 +257,7 @@ copy_tree() {  # copy $1 to $2 without VCS/outputs
 
 case "$MODE" in
 selftest)
-    base="snakemake --profile $REPO/profiles/slurm --profile $SLURM_CI_PROFILE all"
+    base="snakemake --profile $REPO/profiles/slurm --profile $SLURM_CI_PROFILE --quiet host all"
     for g in 0 1; do
         d="$WORK/selftest_group$g"
         mkdir -p "$d"; cp "$HERE/selftest/Snakefile" "$d/"
@@ -285,7 +285,8 @@ default|custom)
     if [ "$MODE" = default ]; then
         [ -f "$d/workflow/presets/smoke.yaml" ] || { fail "workflow/presets/smoke.yaml missing"; exit 1; }
         # target before --configfile: --configfile takes several values and would eat "all"
-        USER_CMD="snakemake all --profile profiles/slurm --profile \$SLURM_CI_PROFILE --configfile workflow/presets/smoke.yaml"
+        # --quiet host: the log lists every job and submission (the workflow profile keeps the console quiet)
+        USER_CMD="snakemake all --profile profiles/slurm --profile \$SLURM_CI_PROFILE --quiet host --configfile workflow/presets/smoke.yaml"
         # SLURM_SMOKE_CONFIG narrows the grid (CI: fewer methods/seeds, the whole DAG still runs)
         [ -n "${SLURM_SMOKE_CONFIG:-}" ] && USER_CMD="$USER_CMD --config $SLURM_SMOKE_CONFIG"
     fi
