@@ -80,3 +80,24 @@ def test_figures_are_small_pngs(page):
 def test_no_study_is_a_clear_error(tmp_path):
     with pytest.raises(SystemExit, match="no study with tables found"):
         findings.main(["--study", f"x={tmp_path}", "--out", str(tmp_path / "f.md")])
+
+
+def test_committed_findings_and_the_readme_summary_agree():
+    """The README's "What we found" block is a short summary of the committed docs/findings.md:
+    at most 5 lines, a link to the page, and its one-line tally copied from the page (so a
+    regenerated page with other verdicts makes this test fail until the summary is rewritten)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    page = (root / "docs" / "findings.md").read_text()
+    readme = (root / "README.md").read_text()
+    block = re.search(r"<!-- findings:start[^>]*-->\n(.*?)<!-- findings:end -->", readme, re.S).group(1)
+    lines = [ln for ln in block.splitlines() if ln.strip()]
+    assert 1 <= len(lines) <= 5, lines
+    assert "(docs/findings.md)" in block
+    tally = re.search(r"^In one line: (.*) \(of (\d+) rows\)\.$", page, re.M)
+    assert tally, "docs/findings.md has no tally line"
+    assert tally.group(1) in block.replace("\n", " "), (tally.group(1), block)
+    for png in re.findall(r"\]\((findings/[\w.]+\.png)\)", page):
+        assert (root / "docs" / png).stat().st_size < 300_000, png
