@@ -590,6 +590,21 @@ def _git(*args: str) -> str:
         return ""
 
 
+def _code_changes(out: Path, figures_dir: Path) -> list[str]:
+    """Tracked files changed since the commit, other than this page and its figures (an earlier
+    version of the page is not a change to the code that makes it)."""
+    top = _git("rev-parse", "--show-toplevel")
+    if not top:
+        return []
+    own = {out.resolve(), figures_dir.resolve()}
+    changed = []
+    for line in _git("status", "--porcelain", "--untracked-files=no").splitlines():
+        path = (Path(top) / line[2:].lstrip().split(" -> ")[-1].strip('"')).resolve()
+        if not any(path == o or o in path.parents for o in own):
+            changed.append(str(path))
+    return changed
+
+
 def learning_rows(studies: list[Study], reference: pd.DataFrame) -> list[list[str]]:
     """Per study and dataset: how far its models got, beside the paper's and the trivial
     baseline, so that a verdict is read with the configuration it was measured in."""
@@ -643,7 +658,7 @@ def build(studies: list[Study], out: Path, figures_dir: Path, command: str) -> s
     drawn = draw_figures(studies, figures_dir)
     rel = Path(os.path.relpath(figures_dir.resolve(), out.parent.resolve()))
     commit = _git("rev-parse", "--short", "HEAD") or "unknown"
-    dirty = " (with uncommitted changes)" if _git("status", "--porcelain", "--untracked-files=no") else ""
+    dirty = " (with uncommitted changes)" if _code_changes(out, figures_dir) else ""
     lines = [
         "# Findings: what holds of the AutoNorm paper here",
         "",
