@@ -101,3 +101,29 @@ def test_committed_findings_and_the_readme_summary_agree():
     assert tally.group(1) in block.replace("\n", " "), (tally.group(1), block)
     for png in re.findall(r"\]\((findings/[\w.]+\.png)\)", page):
         assert (root / "docs" / png).stat().st_size < 300_000, png
+
+
+def test_the_page_itself_is_not_an_uncommitted_change(tmp_path, monkeypatch):
+    """Regenerating the page over an older committed version must not stamp it "with uncommitted
+    changes"; a changed source file must."""
+    import subprocess
+    from pathlib import Path
+
+    def git(*a):
+        subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "docs" / "findings").mkdir(parents=True)
+    (tmp_path / "docs" / "findings.md").write_text("old\n")
+    (tmp_path / "docs" / "findings" / "a.png").write_bytes(b"old")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("add", "-A")
+    git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "c")
+    monkeypatch.setattr(findings, "_git", lambda *a: subprocess.run(
+        ["git", *a], cwd=tmp_path, capture_output=True, text=True).stdout.strip())
+    (tmp_path / "docs" / "findings.md").write_text("new\n")
+    (tmp_path / "docs" / "findings" / "a.png").write_bytes(b"new")
+    out, figs = tmp_path / "docs" / "findings.md", tmp_path / "docs" / "findings"
+    assert findings._code_changes(out, figs) == []
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert [Path(p).name for p in findings._code_changes(out, figs)] == ["code.py"]
