@@ -555,8 +555,12 @@ def draw_figures(studies: list[Study], out_dir: Path) -> list[tuple[str, str]]:
         for (d, metric), g in prim.groupby(["dataset", "metric"], sort=False):
             rows.append((st.name, d, metric, g))
     if rows:
-        fig, axes = plt.subplots(1, len(rows), figsize=(2.3 * len(rows), 3.4), squeeze=False)
-        for ax, (name, d, metric, g) in zip(axes[0], rows):
+        ncols = min(5, len(rows))  # a grid, not a strip: each panel stays readable
+        nrows = math.ceil(len(rows) / ncols)
+        fig, axes = plt.subplots(nrows, ncols, figsize=(2.6 * ncols, 3.3 * nrows), squeeze=False)
+        for ax in axes.flat[len(rows):]:
+            ax.set_visible(False)
+        for ax, (name, d, metric, g) in zip(axes.flat, rows):
             g = g.reset_index(drop=True)
             ax.errorbar(range(len(g)), g["mean"], yerr=[g["mean"] - g["ci95_low"],
                                                          g["ci95_high"] - g["mean"]],
@@ -566,14 +570,14 @@ def draw_figures(studies: list[Study], out_dir: Path) -> list[tuple[str, str]]:
             span = (hi - lo) if math.isfinite(hi - lo) else 0.0
             if len(base) and lo - span <= fnum(base.iloc[0]) <= hi + span:  # only where in range
                 ax.axhline(fnum(base.iloc[0]), color="grey", ls="--", lw=0.8)
-                ax.text(0.02, fnum(base.iloc[0]), "trivial", transform=ax.get_yaxis_transform(),
-                        fontsize=6, color="grey", va="bottom")
+                ax.text(0.5, fnum(base.iloc[0]), "trivial baseline", transform=ax.get_yaxis_transform(),
+                        fontsize=6, color="grey", va="top", ha="center")  # between markers
             ax.set_xticks(range(len(g)), g["method"], rotation=75, fontsize=7)
             ax.set_title(f"{pretty(d)}\n{name}, {metric} {'↑' if metric == 'accuracy' else '↓'}",
                          fontsize=8)
             ax.tick_params(axis="y", labelsize=7)
         fig.tight_layout()
-        fig.savefig(out_dir / "method_comparison.png", dpi=80)
+        fig.savefig(out_dir / "method_comparison.png", dpi=90)
         plt.close(fig)
         drawn.append(("method_comparison.png", "Each method's primary test metric per study and "
                       "dataset: mean with its 95% CI over seeds; dashed: the dataset's trivial "
