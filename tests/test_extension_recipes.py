@@ -66,3 +66,84 @@ def test_a_toy_gated_norm_runs_through_training_evaluation_and_the_report(tmp_pa
     assert report.main(["--tables", str(tables), "--out", str(out)]) == 0
     text = out.read_text()
     assert "| toy_s | accuracy" in text and "**toy_s** (3 seeds)" in text
+
+
+def test_a_toy_dataset_is_one_registry_entry_and_one_source(tmp_path, monkeypatch):
+    """The dataset recipe: a DatasetSpec (registry.py) naming a DatasetSource beside its loader
+    (here monkeypatched onto tabular.py). The download step (with --from), preprocess, the config
+    check, training, evaluation, the tables and the report then take it with no other change."""
+    import copy
+    from pathlib import Path
+
+    import numpy as np
+    import yaml
+
+    from autonorm.config import check_config
+    from autonorm.data import pipeline, registry, tabular
+    from autonorm.data.integrity import Checks, sha256_of
+    from autonorm.data.local_source import plan_files
+    from autonorm.data.source import DatasetSource
+
+    # the raw format: one CSV, x1,x2,y; its checksum registered like any published file
+    mirror = tmp_path / "mirror" / "toy"
+    mirror.mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(120, 2))
+    y = 2.0 * x[:, 0] - x[:, 1] + 5.0
+    np.savetxt(mirror / "toy.csv", np.c_[x, y], delimiter=",", header="x1,x2,y", comments="")
+
+    def raw_file(raw):
+        return Path(raw) / "toy_table" / "toy.csv"
+
+    def verify(raw, opts):
+        checks = Checks("toy_table", raw, bool(opts.get("allow_unverified", False)))
+        if sha256_of(raw_file(raw)) == registry.CHECKSUMS["toy_table"]["toy.csv"][1]:
+            checks.record(raw_file(raw), "sha256 (published)", True)
+        else:
+            checks.unverified(raw_file(raw), "checksum differs", "the published toy.csv")
+        return checks
+
+    def build(raw, opts):
+        checks = verify(raw, opts)
+        a = np.loadtxt(raw_file(raw), delimiter=",", skiprows=1)
+        return tabular.build_regression("toy_table", a[:, :2], a[:, 2], ["x1", "x2"], "y", opts,
+                                        {"provenance": checks.provenance("toy")})
+
+    source = DatasetSource(build=build, present=lambda raw, opts: raw_file(raw).is_file(), verify=verify,
+                           fetch=lambda raw, opts: (_ for _ in ()).throw(AssertionError("offline test")),
+                           plan_from=plan_files({"toy.csv": "toy.csv"}, "toy_table"), hints=("toy",))
+    monkeypatch.setattr(tabular, "TOY_TABLE", source, raising=False)
+    monkeypatch.setitem(registry.DATASETS, "toy_table", registry.DatasetSpec(
+        "toy_table", "tabular", "regression", False, "a toy regression table",
+        defaults={"split_seed": 0, "val_fraction": 0.2, "test_fraction": 0.2}, display="Toy table",
+        source="tabular:TOY_TABLE"))
+    monkeypatch.setitem(registry.CHECKSUMS, "toy_table", {"toy.csv": ("sha256", sha256_of(mirror / "toy.csv"))})
+
+    cfg = copy.deepcopy(yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text()))
+    cfg["datasets"] = ["toy_table"]
+    cfg["dataset_config"]["toy_table"] = {"family": "tabular"}
+    check_config(cfg)
+
+    raw, data = tmp_path / "raw", tmp_path / "results" / "data" / "toy_table"
+    marker = pipeline.download("toy_table", raw, from_dir=tmp_path / "mirror")
+    assert json.loads(marker.read_text())["provenance"]["status"] == "verified"
+    meta = pipeline.preprocess("toy_table", raw, data)
+    assert meta["sizes"] == {"train": 72, "val": 24, "test": 24}
+
+    results = tmp_path / "results"
+    for m in ("frozen_ln", "autonorm_s"):
+        for seed in (0, 1, 2):
+            run = results / "runs" / "toy_table" / m / f"seed{seed}"
+            rc = run_config(data, run, method=m, seed=seed, epochs=2)
+            rc["dataset"], rc["family"] = "toy_table", "tabular"
+            rc["train"].update({"mix_prob": 0.0, "label_smoothing": 0.0})
+            assert train_main(["--run-config", json.dumps(rc), "--threads", "1"]) == 0
+            out = results / "eval" / "toy_table" / m / f"seed{seed}.json"
+            assert evaluate.main(["--run-dir", str(run), "--data-dir", str(data), "--out", str(out),
+                                  "--device", "cpu", "--threads", "1"]) == 0
+    tables = tmp_path / "tables"
+    assert aggregate.main(["--results", str(results), "--datasets", "toy_table", "--methods", "frozen_ln",
+                           "autonorm_s", "--seeds", "0", "1", "2", "--out-dir", str(tables)]) == 0
+    out = tmp_path / "report.md"
+    assert report.main(["--tables", str(tables), "--out", str(out)]) == 0
+    assert "Toy table" in out.read_text()

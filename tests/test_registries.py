@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import yaml
 
-from autonorm.config import SCHEMA_PATH
+from autonorm.config import SCHEMA_PATH, ConfigError, check_config, load_schema
 from autonorm.data import CORRUPTION_SETS, DATASETS
 from autonorm.methods import DISPLAY_ORDER, GATE_CHOICES, GATED_METHODS, METHODS
 
@@ -18,9 +18,37 @@ def _schema():
 
 
 def test_schema_names_every_registered_dataset_and_method():
-    defs = _schema()["$defs"]
+    defs = load_schema()["$defs"]
     assert set(defs["dataset_name"]["enum"]) == {d for d in DATASETS if d not in CORRUPTION_SETS}
     assert set(defs["method_name"]["enum"]) == set(METHODS)
+    # the file itself keeps no copy of the lists
+    raw = _schema()["$defs"]
+    assert "enum" not in raw["dataset_name"] and "enum" not in raw["method_name"]
+
+
+def test_a_new_registry_entry_passes_the_schema_and_a_typo_does_not(monkeypatch):
+    import copy
+
+    from autonorm import methods
+    from autonorm.data import registry
+
+    from pathlib import Path
+
+    cfg = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
+    cfg = copy.deepcopy(cfg)
+    cfg["methods"] = cfg["methods"] + ["toy_s"]
+    try:
+        check_config(cfg)
+        raise AssertionError("an unregistered method passed the config check")
+    except ConfigError as e:
+        assert "methods" in str(e) and "toy_s" in str(e)
+    monkeypatch.setitem(methods.METHODS, "toy_s", methods.Method("toy_s", "autonorm", freeze_selectors=True))
+    spec = registry.DATASETS["smoke_diabetes"]
+    monkeypatch.setitem(registry.DATASETS, "toy_table", registry.DatasetSpec(
+        "toy_table", "tabular", "regression", True, "toy", needs_download=False, source=spec.source))
+    cfg["datasets"] = cfg["datasets"] + ["toy_table"]
+    cfg["dataset_config"]["toy_table"] = {"family": "tabular"}
+    check_config(cfg)  # no schema edit needed
 
 
 def test_method_facts_come_from_the_registry():

@@ -199,7 +199,7 @@ def test_from_folder_with_a_symlink_loop_returns(tmp_path):
     (src / "sub" / "f.txt").write_text("x")
     os.symlink(".", src / "again")
     os.symlink("..", src / "sub" / "up")
-    ix = local_source._Index(src)  # never returns on the old code
+    ix = local_source.Index(src)  # never returns on the old code
     assert [p.name for p in ix.files["f.txt"]] == ["f.txt"] and len(ix.files["f.txt"]) == 1
 
 

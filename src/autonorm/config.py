@@ -115,6 +115,19 @@ def _cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
+def load_schema(schema_path: str | Path | None = None) -> dict:
+    """The config schema with its name lists filled in from the registries: ``dataset_name``
+    from the dataset registry, ``method_name`` from the method registry (the file leaves them
+    open, so a new dataset or method is one registry entry, not also a schema edit)."""
+    from .data import CORRUPTION_SETS, DATASETS
+
+    schema = yaml.safe_load((Path(schema_path) if schema_path else SCHEMA_PATH).read_text())
+    defs = schema.setdefault("$defs", {})
+    defs["dataset_name"] = {"enum": [d for d in DATASETS if d not in CORRUPTION_SETS]}
+    defs["method_name"] = {"enum": list(METHODS)}
+    return schema
+
+
 def check_config(cfg: dict, schema_path: str | Path | None = None, *, check_device: bool = False,
                  cuda_available: bool | None = None) -> None:
     """JSON-schema validation plus the checks a schema cannot express.
@@ -128,8 +141,7 @@ def check_config(cfg: dict, schema_path: str | Path | None = None, *, check_devi
 
     if not isinstance(cfg, dict):
         raise ConfigError(f"config: expected a mapping of keys, got {type(cfg).__name__}")
-    schema_path = Path(schema_path) if schema_path else SCHEMA_PATH
-    schema = yaml.safe_load(schema_path.read_text())
+    schema = load_schema(schema_path)
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(cfg), key=lambda e: list(map(str, e.path)))
     if errors:
         raise ConfigError("\n".join(dict.fromkeys(_schema_problem(e) for e in errors)))

@@ -172,7 +172,6 @@ def variant_problems(cfg: dict) -> list[str]:
     add = problems.append
     variants = declared_variants(cfg)
     datasets = list(cfg.get("datasets", []))
-    blocks = cfg.get("dataset_config", {})
     for name, v in variants.items():
         if name in METHODS:
             add(f"config key variants.{name}: a variant cannot take a method's name")

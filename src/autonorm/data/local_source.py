@@ -27,17 +27,15 @@ from .integrity import file_hash, missing_error
 
 Plan = List[Tuple[Path, str]]  # (source file or folder, destination relative to R/<dataset>)
 
-_HINTS = {"mnist": ("mnist",), "fashion_mnist": ("fashion",), "cifar10": ("cifar-10", "cifar10"),
-          "cifar100": ("cifar-100", "cifar100"), "svhn": ("svhn",), "ptb_pos": ("treebank", "ptb"),
-          "sst2": ("sst",), "energy_efficiency": ("energy", "enb2012"), "california_housing": ("cal",),
-          "cifar10c": ("cifar-10-c", "cifar10c")}
+# the corruption set's (a dataset's are on its DatasetSource)
+_CIFAR10C_HINTS = ("cifar-10-c", "cifar10c")
 
 
 #: a walk of a --from folder stops at this many folders (a whole disk named by mistake)
 MAX_FOLDERS = 20_000
 
 
-class _Index:
+class Index:
     """Every file and folder below DIR, by name (one walk).
 
     Symbolic links to folders are followed (a mirror is often a tree of links), but each real
@@ -76,12 +74,15 @@ class _Index:
 
 def _hinted(name: str, p: Path) -> bool:
     s = str(p).lower()
-    if name == "mnist" and "fashion" in s:
-        return False
-    return any(h in s for h in _HINTS.get(name, ()))
+    if name in registry.DATASETS:
+        src = registry.source_of(name)
+        hints, not_hints = src.hints, src.not_hints
+    else:
+        hints, not_hints = (_CIFAR10C_HINTS if name == "cifar10c" else ()), ()
+    return any(h in s for h in hints) and not any(h in s for h in not_hints)
 
 
-def _pick(name: str, what: str, cands: Sequence[Path], good: Optional[Callable[[Path], bool]]) -> Optional[Path]:
+def pick(name: str, what: str, cands: Sequence[Path], good: Optional[Callable[[Path], bool]]) -> Optional[Path]:
     """The candidate whose content verifies; else the only one; else the only one whose path names the dataset."""
     cands = list(cands)
     if not cands:
@@ -103,51 +104,23 @@ def _pick(name: str, what: str, cands: Sequence[Path], good: Optional[Callable[[
                            f"the one you mean.")
 
 
-def _checksum_ok(dataset: str, rel: str) -> Callable[[Path], bool]:
+def checksum_ok(dataset: str, rel: str) -> Callable[[Path], bool]:
     algo, want = registry.CHECKSUMS[dataset][rel]
     return lambda p: file_hash(p, algo) == want
 
 
-def _idx_ok(dataset: str, base: str) -> Callable[[Path], bool]:
+def idx_ok(dataset: str, base: str) -> Callable[[Path], bool]:
     want = registry.IDX_MD5[dataset][base]
     return lambda p: file_hash(p, "md5", decompressed=p.name.endswith(".gz")) == want
 
 
-# ------------------------------------------------------------------ per-dataset plans
-def _plan_idx(name, ix: _Index, opts) -> Tuple[Plan, List[str], list]:
-    folder = {"mnist": "MNIST", "fashion_mnist": "FashionMNIST"}[name]
-    plan, stale, missing = [], [], []
-    for base in registry.IDX_MD5[name]:
-        src = _pick(name, base, ix.files.get(base + ".gz", []) + ix.files.get(base, []), _idx_ok(name, base))
-        if src is None:
-            missing.append((f"{folder}/raw/{base}.gz", f"{folder}/raw/{base}"))
-            continue
-        plan.append((src, f"{folder}/raw/{src.name}"))
-        # the other form would shadow (plain is read first) or be stale (an extraction of an old .gz)
-        stale.append(f"{folder}/raw/{base}" if src.name.endswith(".gz") else f"{folder}/raw/{base}.gz")
-    return plan, stale, missing
-
-
-def _plan_cifar(name, ix: _Index, opts):
-    folder, tar = {"cifar10": ("cifar-10-batches-py", "cifar-10-python.tar.gz"),
-                   "cifar100": ("cifar-100-python", "cifar-100-python.tar.gz")}[name]
-    members = [r.split("/", 1)[1] for r in registry.CHECKSUMS[name] if r.startswith(folder + "/")]
-    dirs = [d for d in ix.dirs.get(folder, []) if all((d / m).is_file() for m in members)]
-    t = _pick(name, tar, ix.files.get(tar, []), _checksum_ok(name, tar))
-    if t is not None and (not dirs or _checksum_ok(name, tar)(t)):
-        return [(t, tar)], [folder], []
-    d = _pick(name, folder, dirs, None)
-    if d is not None:
-        return [(d, folder)], [tar], []
-    return [], [], [(tar, folder + "/")]
-
-
-def _plan_files(rels_by_name: Dict[str, str], dataset: str):
-    def plan(name, ix: _Index, opts):
+# ------------------------------------------------------------------ plans (a dataset's own is on its DatasetSource)
+def plan_files(rels_by_name: Dict[str, str], dataset: str):
+    def plan(name, ix: Index, opts):
         out, missing = [], []
         for fname, rel in rels_by_name.items():
-            good = _checksum_ok(dataset, rel) if rel in registry.CHECKSUMS.get(dataset, {}) else None
-            src = _pick(name, fname, ix.files.get(fname, []), good)
+            good = checksum_ok(dataset, rel) if rel in registry.CHECKSUMS.get(dataset, {}) else None
+            src = pick(name, fname, ix.files.get(fname, []), good)
             if src is None:
                 missing.append(rel)
             else:
@@ -156,13 +129,13 @@ def _plan_files(rels_by_name: Dict[str, str], dataset: str):
     return plan
 
 
-def _plan_alternatives(alts: List[Tuple[str, str]], dataset: str):
+def plan_alternatives(alts: List[Tuple[str, str]], dataset: str):
     """First accepted single-file form found (a verified one preferred); the other forms are removed."""
-    def plan(name, ix: _Index, opts):
+    def plan(name, ix: Index, opts):
         found = []
         for fname, rel in alts:
-            good = _checksum_ok(dataset, rel) if rel in registry.CHECKSUMS.get(dataset, {}) else None
-            src = _pick(name, fname, ix.files.get(fname, []), good)
+            good = checksum_ok(dataset, rel) if rel in registry.CHECKSUMS.get(dataset, {}) else None
+            src = pick(name, fname, ix.files.get(fname, []), good)
             if src is not None:
                 found.append((src, rel, good is not None and good(src)))
         if not found:
@@ -172,65 +145,21 @@ def _plan_alternatives(alts: List[Tuple[str, str]], dataset: str):
     return plan
 
 
-def _plan_ptb(name, ix: _Index, opts):
-    if opts.get("ptb_source") == "wsj_full":
-        roots = [d for d in ix.all_dirs()
-                 if sum(1 for s in range(25) if any((d / f"{s:02d}").glob("wsj_*.mrg"))) >= 3]
-        root = _pick(name, "the WSJ folder (sections 00..24)", roots, None)
-        if root is None:
-            return [], [], ["wsj/00/wsj_0001.mrg"]
-        return [(root, "wsj")], [], []
-    zip_rel = "nltk_data/corpora/treebank.zip"
-    z = _pick(name, "treebank.zip", ix.files.get("treebank.zip", []), _checksum_ok("ptb_pos", zip_rel))
-    if z is not None:
-        return [(z, zip_rel)], [], []
-    dirs = [d for d in ix.all_dirs() if any(d.glob("wsj_*.mrg"))]
-    d = _pick(name, "the folder of wsj_*.mrg files", [x for x in dirs if x.name == "combined"] or dirs, None)
-    if d is not None:
-        return [(d, "nltk_data/corpora/treebank/combined")], [zip_rel], []
-    return [], [], [(zip_rel, "nltk_data/corpora/treebank/combined/wsj_0001.mrg")]
-
-
-def _plan_sst2(name, ix: _Index, opts):
-    pairs = [("train.tsv", "dev.tsv", "SST-2/train.tsv", "SST-2/dev.tsv"),
-             ("train-00000-of-00001.parquet", "validation-00000-of-00001.parquet",
-              "sst2/train-00000-of-00001.parquet", "sst2/validation-00000-of-00001.parquet"),
-             ("train.parquet", "validation.parquet", "train.parquet", "validation.parquet")]
-    all_rels = ["SST-2.zip"] + [r for p in pairs for r in p[2:]]
-    for a, b, ra, rb in pairs:
-        good = _checksum_ok("sst2", ra) if ra in registry.CHECKSUMS["sst2"] else None
-        src = _pick(name, a, [p for p in ix.files.get(a, []) if (p.parent / b).is_file()], good)
-        if src is not None:
-            return [(src, ra), (src.parent / b, rb)], [r for r in all_rels if r not in (ra, rb)], []
-        if a == "train.tsv":  # the GLUE zip comes right after the TSVs in preference
-            z = _pick(name, "SST-2.zip", ix.files.get("SST-2.zip", []), None)
-            if z is not None:
-                return [(z, "SST-2.zip")], [r for r in all_rels if r != "SST-2.zip"], []
-    return [], [], [("SST-2/train.tsv", "SST-2.zip", "sst2/train-00000-of-00001.parquet")]
-
-
-def _plan_cifar10c(name, ix: _Index, opts):
-    t = _pick(name, "CIFAR-10-C.tar", ix.files.get("CIFAR-10-C.tar", []), None)
+def _plan_cifar10c(name, ix: Index, opts):
+    t = pick(name, "CIFAR-10-C.tar", ix.files.get("CIFAR-10-C.tar", []), None)
     if t is not None:
         return [(t, "CIFAR-10-C.tar")], ["CIFAR-10-C"], []
     dirs = [d for d in ix.dirs.get("CIFAR-10-C", []) if (d / "labels.npy").is_file()]
-    d = _pick(name, "CIFAR-10-C/", dirs, None)
+    d = pick(name, "CIFAR-10-C/", dirs, None)
     if d is not None:
         return [(d, "CIFAR-10-C")], ["CIFAR-10-C.tar"], []
     return [], [], [("CIFAR-10-C.tar", "CIFAR-10-C/labels.npy")]
 
 
-_PLANNERS = {
-    "mnist": _plan_idx, "fashion_mnist": _plan_idx, "cifar10": _plan_cifar, "cifar100": _plan_cifar,
-    "svhn": _plan_files({"train_32x32.mat": "train_32x32.mat", "test_32x32.mat": "test_32x32.mat"}, "svhn"),
-    "ptb_pos": _plan_ptb, "sst2": _plan_sst2,
-    "energy_efficiency": _plan_alternatives([("ENB2012_data.xlsx", "ENB2012_data.xlsx"),
-                                             ("ENB2012_data.csv", "ENB2012_data.csv"),
-                                             ("energy+efficiency.zip", "energy+efficiency.zip")], "energy_efficiency"),
-    "california_housing": _plan_alternatives([("cal_housing.tgz", "cal_housing.tgz"),
-                                              ("cal_housing.data", "cal_housing.data")], "california_housing"),
-    "cifar10c": _plan_cifar10c,
-}
+def _planner(name: str) -> Optional[Callable]:
+    if name == "cifar10c":
+        return _plan_cifar10c
+    return registry.source_of(name).plan_from if name in registry.DATASETS else None
 
 
 def _quick_check(name: str, src: Path, rel: str) -> Optional[Tuple[bool, str]]:
@@ -240,14 +169,14 @@ def _quick_check(name: str, src: Path, rel: str) -> Optional[Tuple[bool, str]]:
     if plain in registry.IDX_MD5.get(name, {}):
         want = registry.IDX_MD5[name][plain]
         try:
-            return _idx_ok(name, plain)(src), f"md5 of the uncompressed bytes {want}"
+            return idx_ok(name, plain)(src), f"md5 of the uncompressed bytes {want}"
         except Exception:
             return False, f"a readable IDX file with md5 of the uncompressed bytes {want}"
     if src.is_file() and rel in registry.CHECKSUMS.get(name, {}):
         algo, want = registry.CHECKSUMS[name][rel]
-        if name == "sst2" or (name == "california_housing" and rel == "cal_housing.tgz"):
-            return None  # other containers of the same content are verified by the loader
-        return _checksum_ok(name, rel)(src), f"{algo} {want}"
+        if name in registry.DATASETS and {"*", rel} & set(registry.source_of(name).loader_verifies):
+            return None  # other containers of the same content are accepted: the loader verifies them
+        return checksum_ok(name, rel)(src), f"{algo} {want}"
     return None
 
 
@@ -321,9 +250,10 @@ def place_from(name: str, raw_dir: os.PathLike, from_dir: os.PathLike, options: 
     spec = registry.DATASETS.get(name)
     if spec is not None and not spec.needs_download:
         return []  # smoke sets: nothing to copy
-    if name not in _PLANNERS:
+    planner = _planner(name)
+    if planner is None:
         raise KeyError(f"no --from support for dataset {name!r}")
-    plan, stale, missing = _PLANNERS[name](name, _Index(src_root), options)
+    plan, stale, missing = planner(name, Index(src_root), options)
     if missing:
         raise missing_error(name, raw_dir, missing,
                             note=f"Searched {src_root.resolve()} (all sub-folders) for these file names and "

@@ -46,6 +46,8 @@ from . import registry
 from .errors import DataCorruptError, DataMissingError
 from .integrity import (Checks, bytes_sha256, file_hash, manifest_sha256, missing_error, require_network,
                         rows_sha256, sha256_of, verify_file)
+from .local_source import checksum_ok, pick
+from .source import DatasetSource
 from .storage import holdout, split_note, subsample_train, three_way
 
 PAD, UNK = "<pad>", "<unk>"
@@ -516,3 +518,63 @@ def preprocess_ptb(raw_dir, options: Dict[str, Any]):
     return build_token_classification("ptb_pos", sents, options,
                                       {"source": info, "split_note": info.pop("split_note"),
                                        "provenance": checks.provenance(what)})
+
+
+# ------------------------------------------------------------------ --from plans and the sources
+def plan_ptb(name, ix, opts):
+    """--from for PTB: the NLTK zip, else a folder of wsj_*.mrg (or the full WSJ tree with wsj_full)."""
+    if opts.get("ptb_source") == "wsj_full":
+        roots = [d for d in ix.all_dirs()
+                 if sum(1 for s in range(25) if any((d / f"{s:02d}").glob("wsj_*.mrg"))) >= 3]
+        root = pick(name, "the WSJ folder (sections 00..24)", roots, None)
+        if root is None:
+            return [], [], ["wsj/00/wsj_0001.mrg"]
+        return [(root, "wsj")], [], []
+    zip_rel = "nltk_data/corpora/treebank.zip"
+    z = pick(name, "treebank.zip", ix.files.get("treebank.zip", []), checksum_ok("ptb_pos", zip_rel))
+    if z is not None:
+        return [(z, zip_rel)], [], []
+    dirs = [d for d in ix.all_dirs() if any(d.glob("wsj_*.mrg"))]
+    d = pick(name, "the folder of wsj_*.mrg files", [x for x in dirs if x.name == "combined"] or dirs, None)
+    if d is not None:
+        return [(d, "nltk_data/corpora/treebank/combined")], [zip_rel], []
+    return [], [], [(zip_rel, "nltk_data/corpora/treebank/combined/wsj_0001.mrg")]
+
+
+def plan_sst2(name, ix, opts):
+    """--from for SST-2: the GLUE TSVs, the GLUE zip, or the Hugging Face parquet pair."""
+    pairs = [("train.tsv", "dev.tsv", "SST-2/train.tsv", "SST-2/dev.tsv"),
+             ("train-00000-of-00001.parquet", "validation-00000-of-00001.parquet",
+              "sst2/train-00000-of-00001.parquet", "sst2/validation-00000-of-00001.parquet"),
+             ("train.parquet", "validation.parquet", "train.parquet", "validation.parquet")]
+    all_rels = ["SST-2.zip"] + [r for p in pairs for r in p[2:]]
+    for a, b, ra, rb in pairs:
+        good = checksum_ok("sst2", ra) if ra in registry.CHECKSUMS["sst2"] else None
+        src = pick(name, a, [p for p in ix.files.get(a, []) if (p.parent / b).is_file()], good)
+        if src is not None:
+            return [(src, ra), (src.parent / b, rb)], [r for r in all_rels if r not in (ra, rb)], []
+        if a == "train.tsv":  # the GLUE zip comes right after the TSVs in preference
+            z = pick(name, "SST-2.zip", ix.files.get("SST-2.zip", []), None)
+            if z is not None:
+                return [(z, "SST-2.zip")], [r for r in all_rels if r != "SST-2.zip"], []
+    return [], [], [("SST-2/train.tsv", "SST-2.zip", "sst2/train-00000-of-00001.parquet")]
+
+
+def _fetch_ptb(raw_dir, opts) -> None:
+    if opts.get("ptb_source") == "wsj_full":
+        raise missing_error("ptb_pos", raw_dir, ["wsj/00/wsj_0001.mrg"],
+                            note="The full WSJ treebank (LDC99T42) is licensed and cannot be downloaded.")
+    download_ptb(raw_dir)
+
+
+PTB_POS = DatasetSource(
+    build=lambda raw, opts: preprocess_ptb(raw, opts),
+    present=lambda raw, opts: ptb_present(raw, opts.get("ptb_source", "nltk_sample")),
+    verify=lambda raw, opts: load_ptb(raw, opts)[1]["checks"],
+    fetch=_fetch_ptb, plan_from=plan_ptb, hints=("treebank", "ptb"))
+SST2 = DatasetSource(
+    build=lambda raw, opts: preprocess_sst2(raw, opts),
+    present=lambda raw, opts: sst2_present(raw),
+    verify=lambda raw, opts: load_sst2_raw(raw, bool(opts.get("allow_unverified", False)))[1]["checks"],
+    fetch=lambda raw, opts: download_sst2(raw), plan_from=plan_sst2, hints=("sst",),
+    loader_verifies=("*",))  # the same rows in a GLUE zip or a parquet pair verify by content

@@ -14,47 +14,12 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from . import local_source, nlp, registry, smoke, tabular, vision
+from . import local_source, registry
 from .corruption_sets import build_corruption_set, find_official
 from .errors import DataError
-from .integrity import Checks, missing_error
 from .storage import write_processed
 from .tabular import bundled_provenance
 from ..io_utils import write_json_atomic
-
-VISION_TV = ("mnist", "fashion_mnist", "cifar10", "cifar100", "svhn")
-
-
-def _present(name: str, raw_dir, options: Dict[str, Any]) -> bool:
-    if name in VISION_TV:
-        return vision.raw_files_present(name, raw_dir)
-    if name == "sst2":
-        return nlp.sst2_present(raw_dir)
-    if name == "ptb_pos":
-        return nlp.ptb_present(raw_dir, options.get("ptb_source", "nltk_sample"))
-    if name == "energy_efficiency":
-        return tabular.energy_present(raw_dir)
-    if name == "california_housing":
-        return tabular.california_present(raw_dir)
-    raise KeyError(name)
-
-
-def _verify(name: str, raw_dir, options: Dict[str, Any]) -> Dict[str, Any]:
-    """Full verification/parse of the raw files (same code as preprocess uses); returns the provenance."""
-    allow = bool(options.get("allow_unverified", False))
-    if name in VISION_TV:
-        checks = vision.ensure_raw(name, raw_dir, Checks(name, raw_dir, allow))
-    elif name == "sst2":
-        checks = nlp.load_sst2_raw(raw_dir, allow)[1]["checks"]
-    elif name == "ptb_pos":
-        checks = nlp.load_ptb(raw_dir, options)[1]["checks"]
-    elif name == "energy_efficiency":
-        checks = tabular.load_energy(raw_dir, allow)[1]["checks"]
-    elif name == "california_housing":
-        checks = tabular.load_california(raw_dir, allow)[2]["checks"]
-    else:
-        raise KeyError(name)
-    return checks.provenance()
 
 
 def download(name: str, raw_dir: os.PathLike, options: Optional[Dict[str, Any]] = None,
@@ -82,22 +47,11 @@ def download(name: str, raw_dir: os.PathLike, options: Optional[Dict[str, Any]] 
     spec = registry.get_spec(name)
     prov: Dict[str, Any] = {}
     if spec.needs_download:
-        if not _present(name, raw_dir, opts):
-            if name in VISION_TV:
-                vision.download(name, raw_dir)
-            elif name == "sst2":
-                nlp.download_sst2(raw_dir)
-            elif name == "ptb_pos":
-                if opts.get("ptb_source") == "wsj_full":
-                    raise missing_error("ptb_pos", raw_dir, ["wsj/00/wsj_0001.mrg"],
-                                        note="The full WSJ treebank (LDC99T42) is licensed and cannot be downloaded.")
-                nlp.download_ptb(raw_dir)
-            elif name == "energy_efficiency":
-                tabular.download_energy(raw_dir)
-            elif name == "california_housing":
-                tabular.download_california(raw_dir)
+        source = registry.source_of(name)
+        if not source.present(raw_dir, opts):
+            source.fetch(raw_dir, opts)
         try:
-            prov = _verify(name, raw_dir, opts)
+            prov = source.verify(raw_dir, opts).provenance()
         except DataError:
             local_source.remove_copies(name, raw_dir, copied)  # R/<name> never keeps a copy that failed
             # an earlier marker says "verified" of files that no longer are: it must not outlive them
@@ -130,36 +84,8 @@ def _download_cifar10c(raw_dir: Path, marker: Path, copied: List[str]) -> Path:
 
 def build(name: str, raw_dir: os.PathLike, options: Optional[Dict[str, Any]] = None):
     """(meta, splits) for a dataset, nothing written."""
-    opts = registry.resolve_options(name, options)
-    if name in VISION_TV:
-        return vision.preprocess(name, raw_dir, opts)
-    builders = {
-        "sst2": lambda: nlp.preprocess_sst2(raw_dir, opts),
-        "ptb_pos": lambda: nlp.preprocess_ptb(raw_dir, opts),
-        "energy_efficiency": lambda: tabular.preprocess_energy(raw_dir, opts),
-        "california_housing": lambda: tabular.preprocess_california(raw_dir, opts),
-        "smoke_digits": lambda: smoke.preprocess_smoke_digits(opts),
-        "smoke_shapes32": lambda: smoke.preprocess_smoke_shapes32(opts),
-        "smoke_pos": lambda: smoke.preprocess_smoke_pos(opts),
-        "smoke_sentiment": lambda: smoke.preprocess_smoke_sentiment(opts),
-        "smoke_diabetes": lambda: tabular.preprocess_smoke_diabetes(opts),
-    }
-    if name not in builders:
-        registry.get_spec(name)  # raises KeyError for unknown names
-    return builders[name]()
-
-
-# Provenance of the smoke sets built in smoke.py (bundled real data or generated).
-SMOKE_PROVENANCE = {
-    "smoke_digits": ("stand-in", "scikit-learn's bundled 8x8 'digits' (UCI optdigits test set), load_digits(); "
-                                 "stands in for the paper's vision sets", ["digits.csv.gz"]),
-    "smoke_shapes32": ("generated", "32x32 coloured shapes generated by autonorm.data.smoke.generate_shapes32 "
-                                    "from split_seed", []),
-    "smoke_pos": ("generated", "POS corpus sampled from a small grammar by autonorm.data.smoke.generate_pos "
-                               "from split_seed", []),
-    "smoke_sentiment": ("generated", "template sentiment sentences from autonorm.data.smoke.generate_sentiment "
-                                     "with split_seed", []),
-}
+    opts = registry.resolve_options(name, options)  # raises KeyError for unknown names
+    return registry.source_of(name).build(raw_dir, opts)
 
 
 def preprocess(name: str, raw_dir: os.PathLike, out: os.PathLike, options: Optional[Dict[str, Any]] = None
@@ -171,9 +97,9 @@ def preprocess(name: str, raw_dir: os.PathLike, out: os.PathLike, options: Optio
     """
     t0 = time.time()
     meta, splits = build(name, raw_dir, options)
-    if "provenance" not in meta and name in SMOKE_PROVENANCE:
-        status, note, files = SMOKE_PROVENANCE[name]
-        meta["provenance"] = bundled_provenance(status, note, files)
+    bundled = registry.source_of(name).bundled
+    if "provenance" not in meta and bundled is not None:
+        meta["provenance"] = bundled_provenance(*bundled)
     meta["preprocess_seconds"] = round(time.time() - t0, 3)
     write_processed(out, meta, splits)
     return meta

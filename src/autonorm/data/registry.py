@@ -61,6 +61,9 @@ class DatasetSpec:
     display: Optional[str] = None  # its name in reports and figures (default: the key)
     stands_in_for: Optional[str] = None  # a stand-in: the paper dataset whose claims it mirrors
     standin_label: Optional[str] = None  # a stand-in: what it stands in for, in words (README's table)
+    # "module:NAME" of its DatasetSource in autonorm.data (how its raw files are found, verified,
+    # fetched and built); imported only when a step needs it: source_of(name)
+    source: str = ""
 
     def as_dict(self) -> Dict[str, Any]:
         return {
@@ -69,6 +72,7 @@ class DatasetSpec:
             "rotation": self.rotation, "corruption_set": self.corruption_set,
             "defaults": dict(self.defaults), "image_size": self.image_size, "display": self.display,
             "stands_in_for": self.stands_in_for, "standin_label": self.standin_label,
+            "source": self.source,
         }
 
 
@@ -77,7 +81,7 @@ def _vision(name, desc, image_size, display, val_size=None, val_fraction=0.1, co
     if val_size is not None:
         d["val_size"] = val_size
     return DatasetSpec(name, "vision", "image_classification", False, desc, True, True, corruption_set, d,
-                       image_size, display)
+                       image_size, display, source=f"vision:{name.upper()}")
 
 
 DATASETS: Dict[str, DatasetSpec] = {
@@ -97,23 +101,23 @@ DATASETS: Dict[str, DatasetSpec] = {
         "seeded sentence split, 80/10/10 by default); option ptb_source='wsj_full' uses the licensed LDC "
         "Treebank-3 WSJ with the standard sections 0-18/19-21/22-24.",
         defaults={"max_len": 128, "ptb_source": "nltk_sample", "split_seed": 0, "min_freq": 1,
-                  "val_fraction": 0.1, "test_fraction": 0.1}, display="PTB"),
+                  "val_fraction": 0.1, "test_fraction": 0.1}, display="PTB", source="nlp:PTB_POS"),
     "sst2": DatasetSpec(
         "sst2", "nlp", "sequence_classification", False,
         "GLUE SST-2 binary sentiment (Socher et al. 2013). Test = the 872-sentence GLUE validation "
         "split (GLUE hides test labels); validation = seeded holdout of GLUE train.",
-        defaults={"max_len": 64, "split_seed": 0, "val_fraction": 0.1, "min_freq": 1}, display="SST-2"),
+        defaults={"max_len": 64, "split_seed": 0, "val_fraction": 0.1, "min_freq": 1}, display="SST-2", source="nlp:SST2"),
     "energy_efficiency": DatasetSpec(
         "energy_efficiency", "tabular", "regression", False,
         "UCI Energy Efficiency (Tsanas & Xifara 2012, UCI id 242): 768 buildings, 8 features, "
         "target heating load (Y1) or cooling load (Y2); seeded train/val/test split, 70/15/15 by default.",
         defaults={"target": "heating_load", "split_seed": 0, "val_fraction": 0.15, "test_fraction": 0.15},
-        display="Energy Efficiency"),
+        display="Energy Efficiency", source="tabular:ENERGY_EFFICIENCY"),
     "california_housing": DatasetSpec(
         "california_housing", "tabular", "regression", False,
         "California Housing (Pace & Barry 1997) via scikit-learn: 20,640 block groups, 8 features, "
         "median house value in units of 100,000 USD; seeded train/val/test split, 80/10/10 by default.",
-        defaults={"split_seed": 0, "val_fraction": 0.1, "test_fraction": 0.1}, display="California Housing"),
+        defaults={"split_seed": 0, "val_fraction": 0.1, "test_fraction": 0.1}, display="California Housing", source="tabular:CALIFORNIA_HOUSING"),
     # ---- smoke stand-ins (offline) ----
     "smoke_digits": DatasetSpec(
         "smoke_digits", "vision", "image_classification", True,
@@ -122,7 +126,7 @@ DATASETS: Dict[str, DatasetSpec] = {
         "Seeded train/val/test split (split_note gives its sizes).",
         needs_download=False, rotation=True,
         defaults={"split_seed": 0, "val_fraction": 0.1, "test_fraction": 0.2}, image_size=8,
-        stands_in_for="mnist", standin_label="MNIST-like vision"),
+        stands_in_for="mnist", standin_label="MNIST-like vision", source="smoke:SMOKE_DIGITS"),
     "smoke_shapes32": DatasetSpec(
         "smoke_shapes32", "vision", "image_classification", True,
         "STAND-IN (generated): 32x32 RGB images of 8 classes of coloured shapes/textures on noisy "
@@ -130,28 +134,28 @@ DATASETS: Dict[str, DatasetSpec] = {
         "(corruptions, rotation).",
         needs_download=False, rotation=True, corruption_set="smoke_shapes32_c",
         defaults={"split_seed": 0, "n_train": 2000, "n_val": 500, "n_test": 500}, image_size=32,
-        stands_in_for="cifar10", standin_label="CIFAR-10 (+C)"),
+        stands_in_for="cifar10", standin_label="CIFAR-10 (+C)", source="smoke:SMOKE_SHAPES32"),
     "smoke_pos": DatasetSpec(
         "smoke_pos", "nlp", "token_classification", True,
         "STAND-IN (generated): POS-tagging corpus sampled from a small probabilistic grammar with "
         "ambiguous words (tag depends on context); stands in for PTB POS.",
         needs_download=False,
         defaults={"split_seed": 0, "n_sentences": 1500, "max_len": 40, "min_freq": 1,
-                  "val_fraction": 0.15, "test_fraction": 0.15}, stands_in_for="ptb_pos", standin_label="PTB POS"),
+                  "val_fraction": 0.15, "test_fraction": 0.15}, stands_in_for="ptb_pos", standin_label="PTB POS", source="smoke:SMOKE_POS"),
     "smoke_sentiment": DatasetSpec(
         "smoke_sentiment", "nlp", "sequence_classification", True,
         "STAND-IN (generated): template sentiment sentences with negation and 'but' clauses, so "
         "word order matters; stands in for SST-2.",
         needs_download=False,
         defaults={"split_seed": 0, "n_sentences": 2000, "max_len": 32, "min_freq": 1,
-                  "val_fraction": 0.15, "test_fraction": 0.15}, stands_in_for="sst2", standin_label="SST-2"),
+                  "val_fraction": 0.15, "test_fraction": 0.15}, stands_in_for="sst2", standin_label="SST-2", source="smoke:SMOKE_SENTIMENT"),
     "smoke_diabetes": DatasetSpec(
         "smoke_diabetes", "tabular", "regression", True,
         "STAND-IN (real data): scikit-learn's bundled 'diabetes' regression set (442 patients, 10 "
         "features, target = disease progression after one year, original units); stands in for the "
         "paper's tabular sets. Seeded train/val/test split, 70/15/15 by default.",
         needs_download=False,
-        defaults={"split_seed": 0, "val_fraction": 0.15, "test_fraction": 0.15}, standin_label="UCI tabular"),
+        defaults={"split_seed": 0, "val_fraction": 0.15, "test_fraction": 0.15}, standin_label="UCI tabular", source="tabular:SMOKE_DIABETES"),
 }
 
 PAPER_DATASETS: List[str] = [d for d, spec in DATASETS.items() if not spec.standin]
@@ -344,6 +348,14 @@ def get_spec(name: str) -> DatasetSpec:
         return DATASETS[name]
     except KeyError:
         raise KeyError(f"unknown dataset {name!r}; known: {sorted(DATASETS)}") from None
+
+
+def source_of(name: str):
+    """The dataset's DatasetSource (imports its family module: torch for vision, pandas for text)."""
+    import importlib
+
+    module, attr = get_spec(name).source.split(":")
+    return getattr(importlib.import_module(f"{__package__}.{module}"), attr)
 
 
 def resolve_options(name: str, options: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:

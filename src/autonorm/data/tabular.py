@@ -35,6 +35,8 @@ import numpy as np
 from . import registry
 from .errors import DataCorruptError
 from .integrity import Checks, bytes_sha256, missing_error, require_network, sha256_of, table_sha256
+from .local_source import plan_alternatives
+from .source import DatasetSource
 from .storage import split_note, three_way
 
 ENERGY_FEATURES = {
@@ -320,3 +322,24 @@ def preprocess_smoke_diabetes(options: Dict[str, Any]):
                                           "2004), load_diabetes(scaled=False); stands in for the paper's tabular sets",
                                           ["diabetes_data_raw.csv.gz", "diabetes_target.csv.gz"]),
                                       "target_units": "quantitative disease progression one year after baseline"})
+
+
+# ------------------------------------------------------------------ the sources
+ENERGY_EFFICIENCY = DatasetSource(
+    build=lambda raw, opts: preprocess_energy(raw, opts),
+    present=lambda raw, opts: energy_present(raw),
+    verify=lambda raw, opts: load_energy(raw, bool(opts.get("allow_unverified", False)))[1]["checks"],
+    fetch=lambda raw, opts: download_energy(raw),
+    plan_from=plan_alternatives([("ENB2012_data.xlsx", "ENB2012_data.xlsx"), ("ENB2012_data.csv", "ENB2012_data.csv"),
+                                 ("energy+efficiency.zip", "energy+efficiency.zip")], "energy_efficiency"),
+    hints=("energy", "enb2012"))
+CALIFORNIA_HOUSING = DatasetSource(
+    build=lambda raw, opts: preprocess_california(raw, opts),
+    present=lambda raw, opts: california_present(raw),
+    verify=lambda raw, opts: load_california(raw, bool(opts.get("allow_unverified", False)))[2]["checks"],
+    fetch=lambda raw, opts: download_california(raw),
+    plan_from=plan_alternatives([("cal_housing.tgz", "cal_housing.tgz"), ("cal_housing.data", "cal_housing.data")],
+                                "california_housing"),
+    hints=("cal",),
+    loader_verifies=("cal_housing.tgz",))  # a re-packed archive of the same data file verifies by content
+SMOKE_DIABETES = DatasetSource(build=lambda raw, opts: preprocess_smoke_diabetes(opts))

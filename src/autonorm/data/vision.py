@@ -32,6 +32,8 @@ from ..io_utils import umask_mode
 from . import registry
 from .errors import DataCorruptError, DataError
 from .integrity import Checks, file_hash, missing_error, require_network, verify_file
+from .local_source import checksum_ok, idx_ok, pick, plan_files
+from .source import DatasetSource
 from .storage import holdout, subsample_train, val_count
 
 TV_FOLDER = {"mnist": "MNIST", "fashion_mnist": "FashionMNIST"}
@@ -286,3 +288,52 @@ def preprocess(name: str, raw_dir: os.PathLike, options: Dict[str, Any]):
                         {"source": {"raw_dir": str(Path(raw_dir) / name), "files": [f["path"] for f in checks.files]},
                          "provenance": checks.provenance(f"official {name} files"),
                          "max_train": options.get("max_train"), "split_note": note})
+
+
+# ------------------------------------------------------------------ --from plans and the sources
+def plan_idx(name, ix, opts):
+    """--from for MNIST / Fashion-MNIST: each IDX file, gzipped or not, chosen by its content."""
+    folder = TV_FOLDER[name]
+    plan, stale, missing = [], [], []
+    for base in registry.IDX_MD5[name]:
+        src = pick(name, base, ix.files.get(base + ".gz", []) + ix.files.get(base, []), idx_ok(name, base))
+        if src is None:
+            missing.append((f"{folder}/raw/{base}.gz", f"{folder}/raw/{base}"))
+            continue
+        plan.append((src, f"{folder}/raw/{src.name}"))
+        # the other form would shadow (plain is read first) or be stale (an extraction of an old .gz)
+        stale.append(f"{folder}/raw/{base}" if src.name.endswith(".gz") else f"{folder}/raw/{base}.gz")
+    return plan, stale, missing
+
+
+def plan_cifar(name, ix, opts):
+    """--from for CIFAR-10 / CIFAR-100: the verified archive, else the extracted folder."""
+    folder, tar = {"cifar10": ("cifar-10-batches-py", "cifar-10-python.tar.gz"),
+                   "cifar100": ("cifar-100-python", "cifar-100-python.tar.gz")}[name]
+    members = [r.split("/", 1)[1] for r in registry.CHECKSUMS[name] if r.startswith(folder + "/")]
+    dirs = [d for d in ix.dirs.get(folder, []) if all((d / m).is_file() for m in members)]
+    t = pick(name, tar, ix.files.get(tar, []), checksum_ok(name, tar))
+    if t is not None and (not dirs or checksum_ok(name, tar)(t)):
+        return [(t, tar)], [folder], []
+    d = pick(name, folder, dirs, None)
+    if d is not None:
+        return [(d, folder)], [tar], []
+    return [], [], [(tar, folder + "/")]
+
+
+def _torchvision_source(name: str, plan_from, hints, not_hints=()):
+    if plan_from is None:  # SVHN: two .mat files
+        plan_from = plan_files({"train_32x32.mat": "train_32x32.mat", "test_32x32.mat": "test_32x32.mat"}, name)
+    return DatasetSource(
+        build=lambda raw, opts: preprocess(name, raw, opts),
+        present=lambda raw, opts: raw_files_present(name, raw),
+        verify=lambda raw, opts: ensure_raw(name, raw, Checks(name, raw, bool(opts.get("allow_unverified", False)))),
+        fetch=lambda raw, opts: download(name, raw),
+        plan_from=plan_from, hints=hints, not_hints=not_hints)
+
+
+MNIST = _torchvision_source("mnist", plan_idx, ("mnist",), not_hints=("fashion",))
+FASHION_MNIST = _torchvision_source("fashion_mnist", plan_idx, ("fashion",))
+CIFAR10 = _torchvision_source("cifar10", plan_cifar, ("cifar-10", "cifar10"))
+CIFAR100 = _torchvision_source("cifar100", plan_cifar, ("cifar-100", "cifar100"))
+SVHN = _torchvision_source("svhn", None, ("svhn",))

@@ -6,7 +6,6 @@ the mean embedding for sentence classification); tabular features go in as is.
 
 from __future__ import annotations
 
-import torch
 from torch import nn
 
 

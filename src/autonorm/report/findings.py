@@ -32,7 +32,7 @@ import pandas as pd
 from autonorm import stats
 from autonorm.io_utils import write_text_atomic
 from autonorm.report.context import ReportContext
-from autonorm.report.fmt import fmt, fnum, md_table, pretty, text, truthy
+from autonorm.report.fmt import fmt, fnum, md_table, pretty, truthy
 from autonorm.report.paper import (CIFAR10_FREEZE, CIFAR10_FREEZE_TEXT, DOUBTFUL, DOUBTFUL_SECTION,
                                    H_ZERO, PTB_H)
 from autonorm.report.sections import mechanism

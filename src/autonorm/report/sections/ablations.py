@@ -8,7 +8,7 @@ from pathlib import Path
 
 from autonorm import stats
 from autonorm.report.context import ReportContext
-from autonorm.report.fmt import (fmt, fmt_ci, fmt_diff, fmt_ms, fmt_p, fnum, md_table, text,
+from autonorm.report.fmt import (fmt_ci, fmt_diff, fmt_ms, fmt_p, fnum, md_table, text,
                                  truthy)
 from autonorm.report.paper import ablation_claim
 from autonorm.report.sections.results import fmt_mdd
