@@ -42,9 +42,11 @@ include: "workflow/rules/aggregate.smk"
 rule all:
     input:
         report_outputs(),
-        # the runs themselves too: a deleted status.json retrains its run (an intermediate file
-        # alone would not be remade while the report after it exists)
+        # the runs and their evaluations too: Snakemake leaves a missing intermediate file alone
+        # while the files after it exist, so without these a deleted status.json or evaluation
+        # would not be remade, or would be remade without the tables and report after it
         expand_runs(),
+        eval_files(),
 
 
 rule all_runs:

@@ -51,6 +51,15 @@ def test_item1_run_config_hash_ignores_paths_not_settings(reg_data, tmp_path):
     assert run_config_hash(moved) == run_config_hash(cfg) == run_config_hash(threads)
     assert run_config_hash(other_lr) != run_config_hash(cfg)
     assert len(run_config_hash(cfg)) == 16
+    # a distillation student: its teacher's folder is a path (relative or absolute results_dir),
+    # its teacher's config hash is what it learns from
+    student = cfg | {"distill": {"teacher": "teacher_mlp", "teacher_config_hash": "aaaa",
+                                 "teacher_run_dir": "results/runs/d/teacher_mlp/seed0",
+                                 "temperature": 4.0, "weight": 0.5}}
+    moved_teacher = student | {"distill": student["distill"] | {"teacher_run_dir": "/abs/results/runs/d/teacher_mlp/seed0"}}
+    other_teacher = student | {"distill": student["distill"] | {"teacher_config_hash": "bbbb"}}
+    assert run_config_hash(moved_teacher) == run_config_hash(student) != run_config_hash(cfg)
+    assert run_config_hash(other_teacher) != run_config_hash(student)
 
 
 def test_item1_every_output_records_the_config_hash(reg_data, tmp_path):

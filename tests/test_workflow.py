@@ -130,6 +130,14 @@ def test_small_dag_end_to_end_with_a_quiet_console(tmp_path):
     assert any(line.startswith("Report:") and "results/report.md" in line for line in tail), tail
     runs = pd.read_csv(res / "tables" / "runs.csv")
     assert len(runs) == 4 and (runs["status"] == "ok").all()
+    # a deleted evaluation is remade, and the tables and report after it in the same invocation
+    # (Snakemake alone leaves a missing intermediate file alone while the files after it exist)
+    (res / "eval" / "smoke_pos" / "frozen_ln" / "seed0.json").unlink()
+    dry = snakemake("-n", "all", "--cores", "2", *SMOKE, "--config", "results_dir=results",
+                    "datasets=[smoke_diabetes,smoke_pos]", "methods=[frozen_ln,autonorm_s]", "seeds=[0]",
+                    cwd=work)
+    c = job_counts(dry.stdout + dry.stderr)
+    assert c["train"] == 0 and c["evaluate"] == 1 and c["aggregate"] == c["report"] == 1, dict(c)
 
 
 @pytest.fixture(scope="module")
@@ -181,10 +189,13 @@ def test_a_deleted_status_json_retrains_its_run(smoke_run):
     c = job_counts(dry.stdout + dry.stderr)
     assert c["train"] == 1, dry.stdout[-3000:]
     assert planned_outputs(dry.stdout, "train") == ["results/runs/smoke_digits/dyt/seed1/status.json"]
-    # and the real run retrains it (leaving the shared smoke results whole for the tests after it)
+    assert c["evaluate"] == 1 and c["aggregate"] == c["report"] == 1, dict(c)
+    # and the real run retrains it (leaving the shared smoke results whole for the tests after it),
+    # then evaluates it and remakes the tables and the report in the same invocation
     snakemake("all", "--cores", "2", *SMOKE, "--config", "results_dir=results", cwd=work)
-    status = json.loads((work / "results" / "runs" / "smoke_digits" / "dyt" / "seed1" / "status.json").read_text())
-    assert status["status"] == "ok"
+    status_file = work / "results" / "runs" / "smoke_digits" / "dyt" / "seed1" / "status.json"
+    assert json.loads(status_file.read_text())["status"] == "ok"
+    assert (work / "results" / "report.md").stat().st_mtime >= status_file.stat().st_mtime
 
 
 @pytest.mark.slow

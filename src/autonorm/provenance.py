@@ -24,6 +24,9 @@ PATH_ONLY_KEYS = ("out_dir", "data_dir")
 #: Execution settings the CLI may override after the workflow has hashed the
 #: config (``autonorm-train --threads``); they do not define the experiment.
 EXECUTION_ONLY_KEYS = {"runtime": ("threads",)}
+#: Paths inside a block: where the run reads something, not what it is (a distillation's
+#: teacher is identified by its ``teacher_config_hash``; its folder moves with ``results_dir``).
+NESTED_PATH_KEYS = {"distill": ("teacher_run_dir",)}
 
 
 def run_config_hash(cfg: dict) -> str:
@@ -31,7 +34,7 @@ def run_config_hash(cfg: dict) -> str:
     without path-only and execution-only keys. Every output of a run records it;
     evaluation and the report compare it with the run folder's ``config.json``."""
     core = {k: v for k, v in cfg.items() if k not in PATH_ONLY_KEYS}
-    for block, keys in EXECUTION_ONLY_KEYS.items():
+    for block, keys in [*EXECUTION_ONLY_KEYS.items(), *NESTED_PATH_KEYS.items()]:
         if isinstance(core.get(block), dict):
             core[block] = {k: v for k, v in core[block].items() if k not in keys}
     return config_hash(core)
