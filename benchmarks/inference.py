@@ -25,7 +25,7 @@ import _common as C
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from autonorm import norms
+from autonorm import kernels, norms
 from autonorm.models import build_model
 
 VARIANTS = ["frozen_ln", "dyt", "autonorm_s [frozen]", "autonorm_s [frozen, straightforward]"]
@@ -35,7 +35,7 @@ COMPILED = ["frozen_ln [compiled]", "autonorm_s [frozen, compiled]"]
 
 def _forward_fn(model, x, fast=True):
     def fwd():
-        with torch.no_grad(), norms.fast_paths(fast):
+        with torch.no_grad(), kernels.fast_paths(fast):
             model(x)
     return fwd
 

@@ -11,7 +11,7 @@ after warm-up, and the median is reported.
 
 Extra rows besides the config's methods:
   autonorm_s [frozen]           selectors frozen (the state after T_freeze when the freeze fires)
-  autonorm_s [straightforward]  norms.fast_paths(False): the plain autograd formulas of docs/method.md section 1
+  autonorm_s [straightforward]  kernels.fast_paths(False): the plain autograd formulas of docs/method.md section 1
   dyt [straightforward]         the same for static DyT
 FLOPs come from torch.utils.flop_counter (matmuls and convolutions only: elementwise work, and so
 most of a norm's cost, counts as zero). "selector share" is the selectors' part of those FLOPs.
@@ -26,7 +26,7 @@ import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from autonorm import norms
+from autonorm import kernels, norms
 from autonorm.cost import count_params
 from autonorm.methods import METHODS
 from autonorm.models import build_model
@@ -60,7 +60,7 @@ def make_step(backbone: str, model: nn.Module, opt, train_cfg: dict, fast: bool)
     clip, lr = train_cfg.get("grad_clip"), train_cfg["lr"]
 
     def step():
-        with norms.fast_paths(fast):
+        with kernels.fast_paths(fast):
             for group in opt.param_groups:
                 group["lr"] = lr
             out = model(x)
@@ -131,7 +131,7 @@ def main(argv=None) -> int:
             model, opt, train_cfg, fast = build_variant(backbone, v)
             step, x, y, task, sm = make_step(backbone, model, opt, train_cfg, fast)
             steps[v] = step
-            with norms.fast_paths(fast):
+            with kernels.fast_paths(fast):
                 info[v] = (count_params(model),) + flops(model, x, y, task, sm)
         times = C.interleaved(steps, repeats, warmup)
         base_w, base_c = C.med(times["frozen_ln"]), C.med(times.cpu["frozen_ln"])

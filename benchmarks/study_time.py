@@ -128,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("results", type=Path, help="a study's results folder (results_dir)")
     p.add_argument("--cores", type=int, default=2)
     p.add_argument("--plot", type=Path, default=None, help="write the utilisation over time as a PNG")
+    p.add_argument("--title", default=None, help="the plot's title (default: the results folder)")
     args = p.parse_args(argv)
     rows = read_benchmarks(args.results)
     if not rows:
@@ -156,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     for r in critical_path(rows):
         print(f"| {r['job']} | {(r['start'] - t0) / 60:.1f} | {(r['end'] - t0) / 60:.1f} | {r['wall_s']:,.0f} |")
     if args.plot:
-        plot(rows, args.cores, t0, t1, args.plot, f"{args.results}: jobs running over time")
+        plot(rows, args.cores, t0, t1, args.plot, args.title or f"{args.results}: jobs running over time")
         print(f"\nwrote {args.plot}")
     return 0
 

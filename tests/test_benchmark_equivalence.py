@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from autonorm import norms
+from autonorm import kernels
 from autonorm.models import build_model
 from autonorm.norms import AutoNorm, DyT, RandomSelectorNorm, freeze_selectors
 
@@ -76,7 +76,7 @@ def _assert_same(a, b, tol):
 
 
 def fast(m, x):
-    with norms.fast_paths(True):
+    with kernels.fast_paths(True):
         return m(x)
 
 
@@ -130,11 +130,11 @@ def test_fast_paths_switch_gives_the_straightforward_forms():
     x, gy = torch.randn(4, 3, 8), torch.randn(4, 3, 8)
 
     def slow(mod, inp):
-        with norms.fast_paths(False):
+        with kernels.fast_paths(False):
             return mod(inp)
 
     _assert_same(_run(slow, m, x, gy, 5), _run(ref_gated, m, x, gy, 5), 1e-6)
-    assert norms.FAST_PATHS is True
+    assert kernels.FAST_PATHS is True
 
 
 def test_custom_backward_passes_gradcheck():
@@ -146,9 +146,9 @@ def test_custom_backward_passes_gradcheck():
     w = torch.softmax(torch.randn(3, 2, dtype=torch.double), -1).requires_grad_(True)
     params = (dyt.alpha, dyt.weight, dyt.bias, ln.weight, ln.bias)
     assert torch.autograd.gradcheck(
-        lambda x, w, a, gd, bd, gl, bl: norms._DyTLNMixFunction.apply(x, w, a, gd, bd, gl, bl, 1e-5),
+        lambda x, w, a, gd, bd, gl, bl: kernels._DyTLNMixFunction.apply(x, w, a, gd, bd, gl, bl, 1e-5),
         (x, w) + params)
-    assert torch.autograd.gradcheck(lambda x, a, g, b: norms._DyTFunction.apply(x, a, g, b), (x,) + params[:3])
+    assert torch.autograd.gradcheck(lambda x, a, g, b: kernels._DyTFunction.apply(x, a, g, b), (x,) + params[:3])
 
 
 def test_no_grad_and_partial_grad_paths():
@@ -180,8 +180,8 @@ def test_eval_mix_is_bit_identical_to_the_autograd_forward(shape):
     x = torch.randn(*shape) * 3
     w = torch.softmax(torch.randn(shape[0], 2), -1)
     with torch.no_grad():
-        y_eval = norms.dyt_ln_mix(x, w, m.dyt, m.ln)
-    y_train = norms.dyt_ln_mix(x.clone().requires_grad_(True), w, m.dyt, m.ln)
+        y_eval = kernels.dyt_ln_mix(x, w, m.dyt, m.ln)
+    y_train = kernels.dyt_ln_mix(x.clone().requires_grad_(True), w, m.dyt, m.ln)
     assert torch.equal(y_eval, y_train.detach())
 
 def test_parameters_and_state_dict_keys_unchanged():
@@ -216,7 +216,7 @@ def test_seeded_training_steps_match_the_straightforward_model(method):
         losses, rngs = [], []
         for m, opt, on in ((model_fast, opts[0], True), (model_ref, opts[1], False)):
             torch.manual_seed(100 + step)
-            with norms.fast_paths(on):
+            with kernels.fast_paths(on):
                 loss = F.cross_entropy(m.train()(x), y)
             opt.zero_grad()
             loss.backward()

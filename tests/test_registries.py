@@ -67,3 +67,29 @@ def _walk(node):
     elif isinstance(node, list):
         for v in node:
             yield from _walk(v)
+
+
+def test_autonorm_defaults_are_written_once():
+    """AutoNorm's settings have one home (methods.AutoNormSettings): a config without them gets
+    those defaults in its run configs, the norms take them as their keyword defaults, and the
+    paper grid's config.yaml states the same values."""
+    import inspect
+    from pathlib import Path
+
+    from autonorm.config import resolve_run_config
+    from autonorm.methods import AUTONORM
+    from autonorm.norms import AutoNorm, NormSelector
+
+    cfg = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
+    block = cfg["autonorm"]
+    assert {k: block[k] for k in ("tau", "t_freeze", "eps_h", "drop_noise_when_frozen")} == {
+        "tau": AUTONORM.tau, "t_freeze": AUTONORM.t_freeze, "eps_h": AUTONORM.eps_h,
+        "drop_noise_when_frozen": AUTONORM.drop_noise_when_frozen}
+    bare = dict(cfg, autonorm={"freeze": block.get("freeze", {})})
+    run = resolve_run_config(bare, "mnist", "autonorm_s", 0)
+    assert run["autonorm"]["tau"] == run["norm_options"]["tau"] == 0.5
+    assert (run["autonorm"]["t_freeze"], run["autonorm"]["eps_h"]) == (10, 0.1)
+    changed = resolve_run_config(dict(cfg, autonorm=dict(block, tau=2.0, t_freeze=3)), "mnist", "autonorm_s", 0)
+    assert changed["norm_options"]["tau"] == 2.0 and changed["autonorm"]["t_freeze"] == 3
+    for cls in (AutoNorm, NormSelector):
+        assert inspect.signature(cls).parameters["tau"].default == AUTONORM.tau

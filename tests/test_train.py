@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from autonorm.norms import should_freeze
+from autonorm.train import should_freeze
 from autonorm.train import TrainingDiverged, lr_at, train_run
 from core_fixtures import make_processed, rewrite_split, run_config
 

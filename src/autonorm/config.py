@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from .methods import GATE_CHOICES, METHODS
+from .methods import GATE_CHOICES, METHODS, AutoNormSettings
 
 #: the config schema, package data (importlib.resources: an installed package finds it from any
 #: folder); workflow/schemas/config.schema.yaml, where the Snakemake catalog layout puts it, is a
@@ -210,8 +210,8 @@ def _cross_key_problems(cfg: dict) -> list[str]:
 
     auto = cfg.get("autonorm", {})
     freeze = auto.get("freeze", {})
-    t_freeze = auto.get("t_freeze", 10)
-    eps_h = auto.get("eps_h", 0.1)
+    settings = AutoNormSettings.from_block(auto)
+    t_freeze, eps_h = settings.t_freeze, settings.eps_h
     freezing = [m for m in methods if METHODS[m].freeze_selectors]
     said: set = set()  # (key, image size) already reported
     for d in sorted(set(cfg.get("datasets", []))):
@@ -308,10 +308,10 @@ def resolve_run_config(cfg: dict, dataset: str, method: str, seed: int) -> dict:
     family = dcfg["family"]
     fam = cfg["families"][family]
     auto = dict(cfg.get("autonorm", {}))
+    settings = AutoNormSettings.from_block(auto)
     freeze_enabled = bool(auto.get("freeze", {}).get(family, True))
     norm_options = dict(cfg.get("norm_options", {}))
-    norm_options.update(tau=auto.get("tau", 0.5),
-                        drop_noise_when_frozen=auto.get("drop_noise_when_frozen", True))
+    norm_options.update(tau=settings.tau, drop_noise_when_frozen=settings.drop_noise_when_frozen)
     for key in ("selector", "hard", "gates"):  # ablation options, written only when set: default run configs unchanged
         if key in auto:
             norm_options[key] = auto[key]
@@ -325,9 +325,8 @@ def resolve_run_config(cfg: dict, dataset: str, method: str, seed: int) -> dict:
         "out_dir": f"{res}/runs/{dataset}/{method}/seed{seed}",
         "model": deep_merge(fam.get("model", {}), dcfg.get("model", {})),
         "train": deep_merge(fam.get("train", {}), dcfg.get("train", {})),
-        "autonorm": {"tau": auto.get("tau", 0.5), "t_freeze": auto.get("t_freeze", 10),
-                     "eps_h": auto.get("eps_h", 0.1), "freeze_enabled": freeze_enabled,
-                     "drop_noise_when_frozen": auto.get("drop_noise_when_frozen", True)},
+        "autonorm": {"tau": settings.tau, "t_freeze": settings.t_freeze, "eps_h": settings.eps_h,
+                     "freeze_enabled": freeze_enabled, "drop_noise_when_frozen": settings.drop_noise_when_frozen},
         "norm_options": norm_options,
         # runs_per_gpu only packs jobs onto GPUs (the Snakefile hands it to jobs as
         # AUTONORM_RUNS_PER_GPU): kept out so that changing it retrains nothing.

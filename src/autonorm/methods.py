@@ -9,6 +9,27 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
+class AutoNormSettings:
+    """The settings of AutoNorm's gate and AutoNorm-S's freeze rule (docs/method.md section 1),
+    each default written once: the config's ``autonorm`` block overrides them, the norms take
+    ``tau`` and ``drop_noise_when_frozen`` from the resolved run config."""
+
+    tau: float = 0.5  # Gumbel-Softmax temperature (fixed)
+    t_freeze: int = 10  # AutoNorm-S decides at the end of this epoch ...
+    eps_h: float = 0.1  # ... and freezes the selectors if the mean gate entropy H >= eps_h
+    drop_noise_when_frozen: bool = True  # (ours) a frozen selector uses plain softmax(logits / tau)
+
+    @classmethod
+    def from_block(cls, block: dict | None) -> "AutoNormSettings":
+        """The config's ``autonorm`` block over the defaults (other keys of the block are ignored)."""
+        block = block or {}
+        return cls(**{k: block[k] for k in cls.__dataclass_fields__ if k in block})
+
+
+AUTONORM = AutoNormSettings()
+
+
+@dataclass(frozen=True)
 class Method:
     name: str
     norm: str | None  # registry name in autonorm.norms; None for the norm-free teacher

@@ -42,7 +42,7 @@ from .malloc_tuning import keep_freed_memory
 from .methods import get_method
 from .metrics import VAL_METRIC
 from .models import build_model
-from .norms import freeze_selectors, should_freeze
+from .norms import freeze_selectors
 from .optim import lr_at, make_optimizer
 from .provenance import env_info, run_config_hash
 from .runlock import RunFolderBusy, RunFolderLock
@@ -62,6 +62,13 @@ FINAL_OUTPUTS = ("status.json", "failed.json", "metrics.json", "model.pt", "mode
                  "eval_precomputed.json")
 #: Also deleted when the run does not resume: they describe the previous config.
 RUN_STATE = ("history.json", CHECKPOINT, PREVIOUS, HASHES, "config.json", "env.json")
+
+
+def should_freeze(mean_entropy: float, epoch: int, t_freeze: int, eps_h: float) -> bool:
+    """AutoNorm-S's freeze rule (the training side's policy; the norms only know how to freeze):
+    at the end of epoch ``t_freeze``, freeze when the mean gate entropy has NOT collapsed below
+    ``eps_h`` (H >= eps_h); never at other epochs."""
+    return int(epoch) == int(t_freeze) and float(mean_entropy) >= float(eps_h)
 
 
 def invalidate_outputs(out_dir: Path, resuming: bool) -> list[str]:
