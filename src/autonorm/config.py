@@ -12,7 +12,6 @@ resolved dict as a param, so editing one dataset's block reruns only its jobs.
 
 from __future__ import annotations
 
-import copy
 import re
 from importlib import resources
 from pathlib import Path
@@ -20,21 +19,12 @@ from pathlib import Path
 import yaml
 
 from .methods import GATE_CHOICES, METHODS, AutoNormSettings
+from .run_config import ConfigError, deep_merge, resolve_run_config, results_dir  # noqa: F401 (the public API)
 
 #: the config schema, package data (importlib.resources: an installed package finds it from any
 #: folder); workflow/schemas/config.schema.yaml, where the Snakemake catalog layout puts it, is a
 #: link to this file
 SCHEMA_PATH = Path(str(resources.files("autonorm") / "resources" / "config.schema.yaml"))
-
-
-def deep_merge(base: dict, override: dict) -> dict:
-    out = copy.deepcopy(base)
-    for k, v in (override or {}).items():
-        if isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = deep_merge(out[k], v)
-        else:
-            out[k] = copy.deepcopy(v)
-    return out
 
 
 def read_yaml(path: str | Path) -> dict:
@@ -63,10 +53,6 @@ def load_config(path: str | Path, *extra: str | Path) -> dict:
         cfg = deep_merge(cfg, read_yaml(e))
     check_config(cfg)
     return cfg
-
-
-class ConfigError(ValueError):
-    pass
 
 
 # Choices of each gated norm's selector: its entropy is at most ln(choices).
@@ -292,47 +278,6 @@ def check_report_grid(grid_file: str | Path, grid: dict, report_name: str | None
         f"{what}, so its tables and report would replace the full ones. Write this grid's report separately with "
         f"--config report_name=<name> (e.g. report_name=subset; it lands in <results_dir>/reports/<name>/), "
         f"or delete {grid_file} to replace the report on purpose.")
-
-
-def results_dir(cfg: dict) -> str:
-    return str(cfg.get("results_dir", "results")).rstrip("/")
-
-
-def resolve_run_config(cfg: dict, dataset: str, method: str, seed: int) -> dict:
-    """Everything one training run needs, as plain JSON-able data."""
-    if method not in METHODS and method in (cfg.get("variants") or {}):
-        from .variants import resolve_variant_run_config  # a method variant (an ablation)
-
-        return resolve_variant_run_config(cfg, dataset, method, seed)
-    dcfg = cfg["dataset_config"][dataset]
-    family = dcfg["family"]
-    fam = cfg["families"][family]
-    auto = dict(cfg.get("autonorm", {}))
-    settings = AutoNormSettings.from_block(auto)
-    freeze_enabled = bool(auto.get("freeze", {}).get(family, True))
-    norm_options = dict(cfg.get("norm_options", {}))
-    norm_options.update(tau=settings.tau, drop_noise_when_frozen=settings.drop_noise_when_frozen)
-    for key in ("selector", "hard", "gates"):  # ablation options, written only when set: default run configs unchanged
-        if key in auto:
-            norm_options[key] = auto[key]
-    res = results_dir(cfg)
-    return {
-        "dataset": dataset,
-        "method": method,
-        "seed": int(seed),
-        "family": family,
-        "data_dir": f"{res}/data/{dataset}",
-        "out_dir": f"{res}/runs/{dataset}/{method}/seed{seed}",
-        "model": deep_merge(fam.get("model", {}), dcfg.get("model", {})),
-        "train": deep_merge(fam.get("train", {}), dcfg.get("train", {})),
-        "autonorm": {"tau": settings.tau, "t_freeze": settings.t_freeze, "eps_h": settings.eps_h,
-                     "freeze_enabled": freeze_enabled, "drop_noise_when_frozen": settings.drop_noise_when_frozen},
-        "norm_options": norm_options,
-        # runs_per_gpu only packs jobs onto GPUs (the Snakefile hands it to jobs as
-        # AUTONORM_RUNS_PER_GPU): kept out so that changing it retrains nothing.
-        "runtime": {k: v for k, v in cfg.get("runtime", {}).items() if k != "runs_per_gpu"},
-        "evaluation": dict(cfg.get("evaluation", {})),
-    }
 
 
 def main(argv: list[str] | None = None) -> int:

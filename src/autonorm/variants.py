@@ -33,19 +33,12 @@ import math
 import json
 from pathlib import Path
 
-from .config import ConfigError, deep_merge, resolve_run_config, results_dir
+from .run_config import DEFAULT_TEACHER, ConfigError, declared_variants, resolve_run_config, resolve_variant_run_config
 from .io_utils import write_json_atomic
 from .methods import METHODS, get_method
 
 VARIANT_AXES = ("tau", "selector", "gumbel", "t_freeze", "eps_h", "distill", "gate3")
-# Blocks merged onto the workflow config before resolution (the rest of a variant is metadata).
-CONFIG_OVERRIDES = ("autonorm", "norm_options")
-DEFAULT_TEACHER = "teacher_mlp"
 NORM_OPTION_DEFAULTS = {("selector", "mlp"), ("hard", False), ("gates", 2)}
-
-
-def declared_variants(cfg: dict) -> dict:
-    return cfg.get("variants") or {}
 
 
 def active_variants(cfg: dict) -> list[str]:
@@ -70,35 +63,6 @@ def variant_datasets(cfg: dict, name: str) -> list[str]:
 def run_names(cfg: dict, dataset: str) -> list[str]:
     """Every run name of one dataset in the grid: its methods, then the variants that run on it."""
     return list(cfg["methods"]) + [v for v in active_variants(cfg) if dataset in variant_datasets(cfg, v)]
-
-
-def resolve_variant_run_config(cfg: dict, dataset: str, name: str, seed: int) -> dict:
-    """The resolved run config of variant ``name``: its base's, with the overrides applied."""
-    v = declared_variants(cfg)[name]
-    overrides = {k: v[k] for k in CONFIG_OVERRIDES if k in v}
-    run = resolve_run_config(deep_merge(cfg, overrides), dataset, v["base"], seed)
-    res = results_dir(cfg)
-    run["out_dir"] = f"{res}/runs/{dataset}/{name}/seed{seed}"
-    run["variant"] = {"name": name, "base": v["base"], "axis": v["axis"], "value": v.get("value")}
-    if "distill" in v:
-        from .provenance import run_config_hash
-
-        teacher = v["distill"].get("teacher", DEFAULT_TEACHER)
-        # The teacher's identity is part of the student's: a teacher trained with other settings
-        # changes the student's config (so its job and its checkpoint are not reused), and the
-        # trainer refuses a teacher folder whose recorded hash is not this one.
-        run["distill"] = {"temperature": float(v["distill"]["temperature"]),
-                          "weight": float(v["distill"]["weight"]), "teacher": teacher,
-                          "teacher_run_dir": f"{res}/runs/{dataset}/{teacher}/seed{seed}",
-                          "teacher_config_hash": run_config_hash(resolve_run_config(cfg, dataset, teacher, seed))}
-    return run
-
-
-def teacher_run_dir(cfg: dict, dataset: str, name: str, seed: int) -> str | None:
-    """The run folder a variant distils from, or None (the workflow makes its status.json an input)."""
-    if not is_variant(cfg, name) or "distill" not in declared_variants(cfg)[name]:
-        return None
-    return resolve_variant_run_config(cfg, dataset, name, seed)["distill"]["teacher_run_dir"]
 
 
 # --------------------------------------------------------------------------- same runs

@@ -7,7 +7,8 @@ from autonorm.config import check_report_grid, resolve_run_config, results_dir
 from autonorm.data import CORRUPTION_SETS as CORRUPTION_SET_INFO
 from autonorm.data import DATASETS
 from autonorm.output_names import FIGURE_NAMES, TABLE_NAMES
-from autonorm.variants import active_variants, same_runs, teacher_run_dir, variant_datasets
+from autonorm.run_config import teacher_run_dir
+from autonorm.variants import active_variants, same_runs, variant_datasets
 
 R = results_dir(config)
 RAW = str(config["raw_dir"]).rstrip("/")

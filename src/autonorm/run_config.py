@@ -1,0 +1,103 @@
+"""One training run's config, resolved from the workflow config: the layer below both the
+config checks (``config``) and the ablation variants (``variants``), so neither imports the other.
+
+``resolve_run_config(cfg, dataset, method_or_variant, seed)`` gives everything the trainer needs
+as plain JSON-able data (what ``config.json`` of a run holds): the method's norm options, the
+family's model and training settings with the dataset's overrides, AutoNorm's settings
+(``methods.AutoNormSettings``, each default written once) and, for a variant, its overrides.
+"""
+from __future__ import annotations
+
+import copy
+
+from .methods import METHODS, AutoNormSettings
+from .provenance import run_config_hash
+
+
+class ConfigError(ValueError):
+    """A config key that cannot work; the message names the key."""
+
+
+# Blocks merged onto the workflow config before resolution (the rest of a variant is metadata).
+CONFIG_OVERRIDES = ("autonorm", "norm_options")
+DEFAULT_TEACHER = "teacher_mlp"
+
+
+def deep_merge(base: dict, override: dict) -> dict:
+    out = copy.deepcopy(base)
+    for k, v in (override or {}).items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = deep_merge(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def results_dir(cfg: dict) -> str:
+    return str(cfg.get("results_dir", "results")).rstrip("/")
+
+
+def declared_variants(cfg: dict) -> dict:
+    return cfg.get("variants") or {}
+
+
+def resolve_run_config(cfg: dict, dataset: str, method: str, seed: int) -> dict:
+    """Everything one training run needs, as plain JSON-able data."""
+    if method not in METHODS and method in declared_variants(cfg):  # a method variant (an ablation)
+        return resolve_variant_run_config(cfg, dataset, method, seed)
+    dcfg = cfg["dataset_config"][dataset]
+    family = dcfg["family"]
+    fam = cfg["families"][family]
+    auto = dict(cfg.get("autonorm", {}))
+    settings = AutoNormSettings.from_block(auto)
+    freeze_enabled = bool(auto.get("freeze", {}).get(family, True))
+    norm_options = dict(cfg.get("norm_options", {}))
+    norm_options.update(tau=settings.tau, drop_noise_when_frozen=settings.drop_noise_when_frozen)
+    for key in ("selector", "hard", "gates"):  # ablation options, written only when set: default run configs unchanged
+        if key in auto:
+            norm_options[key] = auto[key]
+    res = results_dir(cfg)
+    return {
+        "dataset": dataset,
+        "method": method,
+        "seed": int(seed),
+        "family": family,
+        "data_dir": f"{res}/data/{dataset}",
+        "out_dir": f"{res}/runs/{dataset}/{method}/seed{seed}",
+        "model": deep_merge(fam.get("model", {}), dcfg.get("model", {})),
+        "train": deep_merge(fam.get("train", {}), dcfg.get("train", {})),
+        "autonorm": {"tau": settings.tau, "t_freeze": settings.t_freeze, "eps_h": settings.eps_h,
+                     "freeze_enabled": freeze_enabled, "drop_noise_when_frozen": settings.drop_noise_when_frozen},
+        "norm_options": norm_options,
+        # runs_per_gpu only packs jobs onto GPUs (the Snakefile hands it to jobs as
+        # AUTONORM_RUNS_PER_GPU): kept out so that changing it retrains nothing.
+        "runtime": {k: v for k, v in cfg.get("runtime", {}).items() if k != "runs_per_gpu"},
+        "evaluation": dict(cfg.get("evaluation", {})),
+    }
+
+
+def resolve_variant_run_config(cfg: dict, dataset: str, name: str, seed: int) -> dict:
+    """The resolved run config of variant ``name``: its base's, with the overrides applied."""
+    v = declared_variants(cfg)[name]
+    overrides = {k: v[k] for k in CONFIG_OVERRIDES if k in v}
+    run = resolve_run_config(deep_merge(cfg, overrides), dataset, v["base"], seed)
+    res = results_dir(cfg)
+    run["out_dir"] = f"{res}/runs/{dataset}/{name}/seed{seed}"
+    run["variant"] = {"name": name, "base": v["base"], "axis": v["axis"], "value": v.get("value")}
+    if "distill" in v:
+        teacher = v["distill"].get("teacher", DEFAULT_TEACHER)
+        # The teacher's identity is part of the student's: a teacher trained with other settings
+        # changes the student's config (so its job and its checkpoint are not reused), and the
+        # trainer refuses a teacher folder whose recorded hash is not this one.
+        run["distill"] = {"temperature": float(v["distill"]["temperature"]),
+                          "weight": float(v["distill"]["weight"]), "teacher": teacher,
+                          "teacher_run_dir": f"{res}/runs/{dataset}/{teacher}/seed{seed}",
+                          "teacher_config_hash": run_config_hash(resolve_run_config(cfg, dataset, teacher, seed))}
+    return run
+
+
+def teacher_run_dir(cfg: dict, dataset: str, name: str, seed: int) -> str | None:
+    """The run folder a variant distils from, or None (the workflow makes its status.json an input)."""
+    if name in METHODS or "distill" not in declared_variants(cfg).get(name, {}):
+        return None
+    return resolve_variant_run_config(cfg, dataset, name, seed)["distill"]["teacher_run_dir"]
