@@ -15,7 +15,6 @@ a timestamp, kept for inspection, and the previous one is tried.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -25,7 +24,7 @@ from pathlib import Path
 
 import torch
 
-from .io_utils import WriteFailed
+from .io_utils import WriteFailed, sha256_file
 
 log = logging.getLogger("autonorm.checkpoint")
 
@@ -67,14 +66,6 @@ def save_atomic(obj, path: Path) -> None:
     except OSError as e:
         tmp.unlink(missing_ok=True)
         raise WriteFailed(path, e) from e
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _recorded_hashes(run_dir: Path) -> list[str] | None:

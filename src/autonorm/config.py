@@ -55,9 +55,6 @@ def load_config(path: str | Path, *extra: str | Path) -> dict:
     return cfg
 
 
-# Choices of each gated norm's selector: its entropy is at most ln(choices).
-
-
 def _key(path) -> str:
     out = ""
     for p in path:

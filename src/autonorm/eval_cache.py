@@ -37,23 +37,13 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from .io_utils import read_json, write_json_atomic
+from .io_utils import read_json, sha256_file, write_json_atomic
 
 PRECOMPUTED = "eval_precomputed.json"
 FORMAT = 2  # 2: the corruption set is keyed by its files' contents, not its path
 RUN_FILES = ("config.json", "metrics.json", "model.json", "model.pt")
 EVAL_SPLIT_FILES = ("test.pt", "test_rot90.pt")
 _CODE_FINGERPRINT: str | None = None
-
-
-def sha256_file(path: str | os.PathLike) -> str:
-    # Not autonorm.data.integrity.file_hash: importing autonorm.data imports torch, which the
-    # evaluate job's hit path exists to avoid.
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 #: the source tree whose files the code fingerprint covers (this package)

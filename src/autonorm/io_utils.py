@@ -196,7 +196,9 @@ def require_folder(path: PathLike, made_by: str) -> Path:
     return p
 
 
-def _sha256_file(path: PathLike) -> str:
+def sha256_file(path: PathLike) -> str:
+    """The sha256 of a file, read in 1 MiB chunks (torch-free: the evaluate job's cache hit and the
+    DAG build must not import torch, so not autonorm.data.integrity.file_hash)."""
     import hashlib
 
     h = hashlib.sha256()
@@ -223,7 +225,7 @@ def verify_model_file(run_dir: str | Path) -> None:
             "%s records no sha256 of model.pt (written by an older version): its bytes cannot be "
             "checked", run_dir / "model.json")
         return
-    actual = _sha256_file(path) if path.exists() else "(missing)"
+    actual = sha256_file(path) if path.exists() else "(missing)"
     if actual != recorded:
         raise DamagedRunFile(
             f"{path} is damaged: its sha256 is {actual}, training recorded {recorded} in "

@@ -31,13 +31,12 @@ from torch import nn
 
 from . import cost, eval_cache
 from .checkpoint import (CHECKPOINT, CHECKPOINT_FORMAT, HASHES, PREVIOUS, clean_stale_temp_files,
-                         load_checkpoint, rng_state, save_atomic, save_checkpoint, set_rng_state,
-                         sha256_file)
+                         load_checkpoint, rng_state, save_atomic, save_checkpoint, set_rng_state)
 from .config import load_config, resolve_run_config
 from .data import load_processed
 from .device import resolve_device
 from .distill import Distiller
-from .io_utils import WriteFailed, write_json_atomic
+from .io_utils import WriteFailed, sha256_file, write_json_atomic
 from .malloc_tuning import keep_freed_memory
 from .methods import get_method
 from .metrics import VAL_METRIC
