@@ -9,12 +9,12 @@
 
 from snakemake.utils import min_version
 
-from autonorm.config import check_config, read_yaml
+from autonorm.config.workflow import check_config, read_yaml
 
 min_version("9.0")
 
 # Read it ourselves first: Snakemake's message for a YAML syntax error names
-# neither the file nor the line (`python -m autonorm.config FILE...` does both
+# neither the file nor the line (`python -m autonorm.config.workflow FILE...` does both
 # for --configfile files, which Snakemake reads before this file runs).
 read_yaml("config.yaml")
 

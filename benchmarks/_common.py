@@ -86,7 +86,7 @@ def base_parser(description: str) -> argparse.ArgumentParser:
                    help="torch CPU threads (default 1: on a shared machine, 2+ OpenMP threads inflate times "
                         "many-fold whenever another process holds a core; 0 = torch's default)")
     p.add_argument("--no-malloc-tuning", action="store_true",
-                   help="glibc's default malloc thresholds (autonorm.malloc_tuning is what the trainer uses)")
+                   help="glibc's default malloc thresholds (autonorm.run.malloc_tuning is what the trainer uses)")
     return p
 
 
@@ -94,7 +94,7 @@ def setup_torch(threads: int | None, malloc_tuning: bool = True) -> None:
     if threads:  # 0 / None: torch's default
         torch.set_num_threads(threads)
     if malloc_tuning:  # as autonorm-train and autonorm-evaluate do
-        from autonorm.malloc_tuning import keep_freed_memory
+        from autonorm.run.malloc_tuning import keep_freed_memory
 
         keep_freed_memory()
     # as the trainer (runtime.deterministic: true)

@@ -3,7 +3,7 @@
     python benchmarks/data_path.py            # ~2 minutes on 2 cores
     python benchmarks/data_path.py --quick
 
-Loader = exactly what the trainer does per batch with a whole split in memory (autonorm.train):
+Loader = exactly what the trainer does per batch with a whole split in memory (autonorm.run.train):
 take the next slice of a seeded permutation, index the split (uint8 images / int64 tokens /
 float32 features), Task.inputs (normalize_images for images) and Task.augment (random_crop_flip,
 label smoothing, MixUp/CutMix for images; nothing for text and tabular), with the family's
@@ -18,7 +18,7 @@ import random
 import _common as C
 import torch
 
-from autonorm.train import Task
+from autonorm.run.train import Task
 from step_time import build_variant, make_step
 
 SPLIT_SIZE = {"vision": 45_000, "text": 60_000, "tabular": 16_512}  # CIFAR-10 / SST-2 / California train

@@ -27,7 +27,7 @@ import torch
 from torch import nn
 
 from autonorm.models import build_model
-from autonorm.train import Task, make_optimizer
+from autonorm.run.train import Task, make_optimizer
 
 N_IMAGES, BATCH = 50_000, 128
 CONTEXT_MB = 500  # rough CUDA context + allocator slack per extra process

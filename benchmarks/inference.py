@@ -5,9 +5,9 @@
     python benchmarks/inference.py --eval-batch   # the config's eval_batch_size instead of the train batch
     python benchmarks/inference.py --compile      # + both models under torch.compile (needs a C++ compiler)
     python benchmarks/inference.py --run-dir results/runs/mnist/autonorm_s/seed0 --data-dir results/data/mnist
-                                              # + a trained run, and its export (autonorm.export)
+                                              # + a trained run, and its export (autonorm.run.export)
 
-An eval forward under torch.no_grad() (what autonorm.cost.latency_ms_per_batch and the evaluator do),
+An eval forward under torch.no_grad() (what autonorm.run.cost.latency_ms_per_batch and the evaluator do),
 on the backbone's batch; interleaved, warm, median. At evaluation a selector uses
 softmax(logits / tau) with no noise, so a frozen AutoNorm-S costs what an unfrozen one does.
 
@@ -25,7 +25,7 @@ import _common as C
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from autonorm import kernels, norms
+from autonorm.layers import kernels, norms
 from autonorm.models import build_model
 
 VARIANTS = ["frozen_ln", "dyt", "autonorm_s [frozen]", "autonorm_s [frozen, straightforward]"]
@@ -98,9 +98,9 @@ def trained_run(args, repeats: int, warmup: int) -> None:
     import json
     from pathlib import Path
 
-    from autonorm import export
+    from autonorm.run import export
     from autonorm.data import load_processed
-    from autonorm.tasks import Task, load_trained_model
+    from autonorm.run.tasks import Task, load_trained_model
 
     cfg = json.loads((Path(args.run_dir) / "config.json").read_text())
     data = load_processed(args.data_dir)

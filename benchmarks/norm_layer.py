@@ -18,7 +18,7 @@ import _common as C
 import torch
 from torch import nn
 
-from autonorm import norms
+from autonorm.layers import norms
 from autonorm.models import build_model
 
 VARIANTS = ["ln", "dyt", "autonorm"]

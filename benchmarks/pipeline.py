@@ -141,7 +141,7 @@ def bench_seconds(results: Path, column: str = "s") -> dict[str, float]:
 
 def evaluate_ways(results: Path) -> dict[str, int]:
     """How each evaluate job went, from its log: the training process's stored evaluation, or from
-    scratch and why (autonorm.eval_cache)."""
+    scratch and why (autonorm.run.eval_cache)."""
     ways: dict[str, int] = {}
     for log in (results / "logs" / "evaluate").rglob("*.log"):
         text = log.read_text(errors="replace")

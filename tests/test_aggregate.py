@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from autonorm import aggregate
+from autonorm.analysis import aggregate
 
 CORRUPTIONS = ["gaussian_noise", "shot_noise", "impulse_noise", "defocus_blur", "glass_blur",
                "motion_blur", "zoom_blur", "snow", "frost", "fog", "brightness", "contrast",
@@ -465,7 +465,7 @@ def build_paper_results(root: Path, datasets=tuple(PAPER9), methods=tuple(ALL_ME
         if same:
             ev["same_run_as"] = "autonorm"
         if vspec and vspec[5]:
-            # the workflow's rule (autonorm.variants.same_runs): methods before variants, so
+            # the workflow's rule (autonorm.config.variants.same_runs): methods before variants, so
             # a default variant on NLP points at autonorm, not at autonorm_s
             ev["same_run_as"] = "autonorm" if fam == "nlp" else vspec[5]
         if vspec:
@@ -537,7 +537,7 @@ def test_power_and_paper_difference(paper_tables):
     c = paper_tables["comparisons.csv"]
     r = _row(c, dataset="mnist", metric="accuracy", method_b="frozen_ln")
     assert r.n == 3
-    from autonorm import stats as st
+    from autonorm.analysis import stats as st
 
     assert r.mdd80 == pytest.approx(st.min_detectable_difference(3, r.sd_diff))
     assert r.paper_diff == pytest.approx(99.18 - 98.82)

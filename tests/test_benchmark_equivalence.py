@@ -1,4 +1,4 @@
-"""The fast norm paths (autonorm.norms: DyT, AutoNorm, Random Selector) against straightforward
+"""The fast norm paths (autonorm.layers.norms: DyT, AutoNorm, Random Selector) against straightforward
 reference implementations written here from SPEC 1-2: same outputs and gradients up to float
 rounding, in train and eval mode, with the same random numbers drawn (so seeded runs reproduce)."""
 
@@ -8,9 +8,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from autonorm import kernels
+from autonorm.layers import kernels
 from autonorm.models import build_model
-from autonorm.norms import AutoNorm, DyT, RandomSelectorNorm, freeze_selectors
+from autonorm.layers.norms import AutoNorm, DyT, RandomSelectorNorm, freeze_selectors
 
 
 # --------------------------------------------------------------------------- references (SPEC 1-2)

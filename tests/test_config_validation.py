@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from autonorm.config import ConfigError, check_config, check_report_grid, deep_merge
+from autonorm.config.workflow import ConfigError, check_config, check_report_grid, deep_merge
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER = yaml.safe_load((ROOT / "config.yaml").read_text())
@@ -262,23 +262,23 @@ def test_yaml_syntax_error_names_file_and_line(tmp_path):
     assert p.returncode != 0 and f"config.yaml, line {line}" in out, out[-3000:]
     assert "Job stats" not in out
     # a --configfile: Snakemake reads it before the Snakefile runs and names neither file nor line,
-    # but it stops before any job, and `python -m autonorm.config` names both
+    # but it stops before any job, and `python -m autonorm.config.workflow` names both
     bad = tmp_path / "bad.yaml"
     bad.write_text("results_dir: out\nseeds: [0, 1\nmethods: [dyt]\n")
     p, out, _ = snakemake_dry(tmp_path, "--configfile", str(bad))
     assert p.returncode != 0 and "not valid JSON or YAML" in out and "Job stats" not in out
-    p = subprocess.run([sys.executable, "-m", "autonorm.config", "config.yaml", str(bad)], cwd=ROOT,
+    p = subprocess.run([sys.executable, "-m", "autonorm.config.workflow", "config.yaml", str(bad)], cwd=ROOT,
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and f"{bad}, line 3, column 8: YAML syntax error" in p.stderr, p.stderr
 
 
 def test_config_check_command(tmp_path):
-    ok = subprocess.run([sys.executable, "-m", "autonorm.config", "config.yaml", "workflow/presets/smoke.yaml"],
+    ok = subprocess.run([sys.executable, "-m", "autonorm.config.workflow", "config.yaml", "workflow/presets/smoke.yaml"],
                         cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert ok.returncode == 0, ok.stderr
     typo = tmp_path / "typo.yaml"
     typo.write_text("dataset_config:\n  mnist:\n    family: vision\n    data: {val_fracton: 0.2}\n")
-    bad = subprocess.run([sys.executable, "-m", "autonorm.config", "config.yaml", str(typo)],
+    bad = subprocess.run([sys.executable, "-m", "autonorm.config.workflow", "config.yaml", str(typo)],
                          cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "config key dataset_config.mnist.data.val_fracton" in bad.stderr
 

@@ -16,8 +16,8 @@ import pytest
 import torch
 import yaml
 
-from autonorm import device
-from autonorm.config import ConfigError, check_config, resolve_run_config
+from autonorm.run import device
+from autonorm.config.workflow import ConfigError, check_config, resolve_run_config
 from autonorm.provenance import run_config_hash
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,7 +64,7 @@ def test_a_fifth_claim_waits_for_a_slot_to_free_up(tmp_path, held, capsys):
 def test_a_killed_jobs_slot_is_reclaimed(tmp_path, held):
     # A real second process: flock belongs to the process, and the OS drops it
     # when the process dies, even by SIGKILL (no clean-up code runs).
-    code = ("import sys, time; from autonorm.device import claim_gpu_slot; "
+    code = ("import sys, time; from autonorm.run.device import claim_gpu_slot; "
             f"print(claim_gpu_slot(2, 2, {str(tmp_path)!r}, wait_s=0), flush=True); time.sleep(120)")
     job = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:

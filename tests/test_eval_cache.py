@@ -1,4 +1,4 @@
-"""Evaluation computed in the training process (autonorm.eval_cache): the evaluate job writes the
+"""Evaluation computed in the training process (autonorm.run.eval_cache): the evaluate job writes the
 same bytes as a fresh evaluation, and evaluates from scratch whenever any input of the result
 differs."""
 
@@ -9,8 +9,8 @@ import sys
 import pytest
 import torch
 
-from autonorm import eval_cache, evaluate
-from autonorm.train import main as train_main
+from autonorm.run import eval_cache, evaluate
+from autonorm.run.train import main as train_main
 from core_fixtures import make_processed, rewrite_split, run_config
 
 
@@ -53,7 +53,7 @@ def test_stored_evaluation_is_byte_identical_to_a_fresh_one(tmp_path, task, coun
 
 def test_hit_path_does_not_import_torch(tmp_path):
     data, run = _train(tmp_path, "regression")
-    code = ("import sys; from autonorm.evaluate import main; "
+    code = ("import sys; from autonorm.run.evaluate import main; "
             f"rc = main(['--run-dir', {str(run)!r}, '--data-dir', {str(data)!r}, '--out', "
             f"{str(tmp_path / 'o.json')!r}, '--threads', '1', '--device', 'cpu']); "
             "sys.exit(3 if 'torch' in sys.modules else rc)")

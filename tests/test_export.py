@@ -1,4 +1,4 @@
-"""Opt-in export (autonorm.export): a gate that never mixes becomes its one branch."""
+"""Opt-in export (autonorm.run.export): a gate that never mixes becomes its one branch."""
 
 import json
 
@@ -6,9 +6,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from autonorm import export
-from autonorm.norms import AutoNorm
-from autonorm.train import train_run
+from autonorm.run import export
+from autonorm.layers.norms import AutoNorm
+from autonorm.run.train import train_run
 from core_fixtures import make_processed, run_config, save_model
 
 
@@ -65,7 +65,7 @@ def test_export_of_a_trained_run_reports_its_accuracy_change(tmp_path):
 
     # the exported model reloads and gives the outputs of the full model up to the dropped weight
     from autonorm.data import load_processed
-    from autonorm.tasks import Task, load_trained_model
+    from autonorm.run.tasks import Task, load_trained_model
 
     d = load_processed(data)
     full = load_trained_model(run, d.meta, torch.device("cpu"))

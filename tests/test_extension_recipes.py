@@ -1,4 +1,4 @@
-"""The recipes of docs/develop.md work as written: a new gated norm is a norm class (norms.py) and
+"""The recipes of docs/develop.md work as written: a new gated norm is a norm class (layers/norms.py) and
 a method entry (methods.py), and then trains, is evaluated, gets gate diagnostics, and appears in
 the tables and the report's mechanism section without any other file changing.
 
@@ -11,9 +11,12 @@ import json
 
 import torch
 
-from autonorm import aggregate, evaluate, methods, norms, report
-from autonorm.norms import GatedNorm, NormSelector, RMSNorm
-from autonorm.train import main as train_main
+from autonorm.analysis import aggregate
+from autonorm.run import evaluate
+from autonorm import methods, report
+from autonorm.layers import norms
+from autonorm.layers.norms import GatedNorm, NormSelector, RMSNorm
+from autonorm.run.train import main as train_main
 from core_fixtures import make_processed, run_config
 
 
@@ -35,7 +38,7 @@ class ToyGate(GatedNorm):
 
 
 def test_a_toy_gated_norm_runs_through_training_evaluation_and_the_report(tmp_path, monkeypatch):
-    # the recipe: 1. register the norm (norms.py), 2. one Method entry (methods.py)
+    # the recipe: 1. register the norm (layers/norms.py), 2. one Method entry (methods.py)
     monkeypatch.setitem(norms.NORM_REGISTRY, "toy_gate", ToyGate)
     monkeypatch.setitem(methods.METHODS, "toy_s", methods.Method("toy_s", "toy_gate", freeze_selectors=True,
                                                                  gate_choices=2))
@@ -78,7 +81,7 @@ def test_a_toy_dataset_is_one_registry_entry_and_one_source(tmp_path, monkeypatc
     import numpy as np
     import yaml
 
-    from autonorm.config import check_config
+    from autonorm.config.workflow import check_config
     from autonorm.data import pipeline, registry, tabular
     from autonorm.data.integrity import Checks, sha256_of
     from autonorm.data.local_source import plan_files

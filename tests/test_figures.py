@@ -13,7 +13,7 @@ import matplotlib.image as mpimg
 import numpy as np
 import pytest
 
-from autonorm import figures
+from autonorm.report import figures
 from test_aggregate import build_results, run_aggregate
 
 
@@ -67,7 +67,7 @@ from itertools import combinations  # noqa: E402
 
 import matplotlib.pyplot as plt  # noqa: E402
 
-from autonorm import stats  # noqa: E402
+from autonorm.analysis import stats  # noqa: E402
 from autonorm.io_utils import read_table  # noqa: E402
 from test_aggregate import build_paper_results, run_paper_aggregate  # noqa: E402
 

@@ -33,27 +33,81 @@ def imported_modules(path: Path) -> set[str]:
     return out
 
 
+# The folders of src/autonorm from the bottom up (docs/develop.md "The modules, by layer"): the
+# facts and helpers at the top level, the data (its registry is a fact the config checks read),
+# the config, the layers, the models, one run, the analysis of many runs, the report.
+LAYERS = ["base", "data", "config", "layers", "models", "run", "analysis", "report"]
+BASE = {"io_utils", "provenance", "metrics", "methods", "output_names"}
+# cli.guarded wraps every entry point's main (it names each layer's errors), and profile_install is
+# an entry point of its own: both sit above every layer.
+ENTRY_POINTS = {"cli", "profile_install", "__init__"}
+
+
+def layer_of(module: str) -> str | None:
+    first = module.split(".")[1] if "." in module else "__init__"
+    if first in ENTRY_POINTS:
+        return None
+    return "base" if first in BASE else first
+
+
+def test_every_module_sits_in_a_known_layer():
+    for path in PKG.rglob("*.py"):
+        module = "autonorm." + ".".join(path.relative_to(PKG).with_suffix("").parts)
+        layer = layer_of(module)
+        assert layer is None or layer in LAYERS, (module, layer)
+
+
+def test_each_folder_imports_only_from_the_layers_below_it():
+    upward = []
+    for path in sorted(PKG.rglob("*.py")):
+        module = "autonorm." + ".".join(path.relative_to(PKG).with_suffix("").parts)
+        mine = layer_of(module)
+        if mine is None:
+            continue
+        for target in imported_modules(path):
+            theirs = layer_of(target)
+            if target.startswith("autonorm.cli") or theirs is None:
+                continue  # the entry-point wrapper (see ENTRY_POINTS)
+            if LAYERS.index(theirs) > LAYERS.index(mine):
+                upward.append(f"{module} ({mine}) imports {target} ({theirs})")
+    assert not upward, "\n".join(upward)
+
+
 def test_the_config_layer_has_no_import_loop():
-    run_config = imported_modules(PKG / "run_config.py")
-    variants = imported_modules(PKG / "variants.py")
-    assert not {"autonorm.config", "autonorm.variants"} & run_config, run_config
-    assert "autonorm.config" not in variants, variants
+    run_config = imported_modules(PKG / "config" / "run_config.py")
+    variants = imported_modules(PKG / "config" / "variants.py")
+    assert not {"autonorm.config.workflow", "autonorm.config.variants"} & run_config, run_config
+    assert "autonorm.config.workflow" not in variants, variants
 
 
-def test_the_facts_layer_imports_no_later_layer():
+def test_the_facts_import_no_later_layer():
     facts = [PKG / "methods.py", PKG / "output_names.py", PKG / "data" / "registry.py", PKG / "data" / "source.py"]
-    later = ("autonorm.config", "autonorm.run_config", "autonorm.variants", "autonorm.norms", "autonorm.models",
-             "autonorm.train", "autonorm.analysis", "autonorm.report", "autonorm.figures")
+    later = ("autonorm.config", "autonorm.layers", "autonorm.models", "autonorm.run", "autonorm.analysis",
+             "autonorm.report")
     for f in facts:
         bad = {m for m in imported_modules(f) if m.startswith(later)}
         assert not bad, (f.name, bad)
+
+
+def test_a_layer_violation_is_seen(tmp_path, monkeypatch):
+    """The check itself: a model importing the training code is reported."""
+    pkg = tmp_path / "autonorm"
+    (pkg / "models").mkdir(parents=True)
+    (pkg / "models" / "vit.py").write_text("def f():\n    from ..run.train import main\n")
+    monkeypatch.setattr(__import__(__name__), "PKG", pkg)
+    try:
+        test_each_folder_imports_only_from_the_layers_below_it()
+    except AssertionError as e:
+        assert "autonorm.models.vit (models) imports autonorm.run.train (run)" in str(e)
+    else:
+        raise AssertionError("an upward import went unseen")
 
 
 def test_the_import_reader_sees_imports_inside_functions(tmp_path, monkeypatch):
     """The reader itself: a lazy import inside a function counts (it would hide a loop)."""
     pkg = tmp_path / "autonorm"
     pkg.mkdir()
-    (pkg / "a.py").write_text("def f():\n    from .config import x\n    from . import kernels\n")
+    (pkg / "a.py").write_text("def f():\n    from .config.workflow import x\n    from .layers import kernels\n")
     monkeypatch.setattr(__import__(__name__), "PKG", pkg)
     found = imported_modules(pkg / "a.py")
-    assert {"autonorm.config", "autonorm.kernels"} <= found
+    assert {"autonorm.config.workflow", "autonorm.layers.kernels"} <= found

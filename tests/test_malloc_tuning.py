@@ -1,4 +1,4 @@
-"""autonorm.malloc_tuning: freed activations stay mapped (no page faults on reuse) on glibc."""
+"""autonorm.run.malloc_tuning: freed activations stay mapped (no page faults on reuse) on glibc."""
 
 import platform
 import subprocess
@@ -11,7 +11,7 @@ import pytest
 PROBE = """
 import resource, sys
 import torch
-from autonorm.malloc_tuning import keep_freed_memory
+from autonorm.run.malloc_tuning import keep_freed_memory
 from autonorm.models import build_model
 applied = keep_freed_memory()
 torch.set_num_threads(1)

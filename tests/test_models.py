@@ -5,7 +5,7 @@ import torch
 
 from autonorm.methods import METHODS, get_method
 from autonorm.models import build_model
-from autonorm.norms import AutoNorm, gated_norms
+from autonorm.layers.norms import AutoNorm, gated_norms
 
 META = {
     "image_classification": {"task": "image_classification", "num_classes": 3,
@@ -82,7 +82,7 @@ def test_unknown_method():
 
 
 def test_gates_option_widens_autonorm_to_three_candidates():
-    from autonorm.norms import AutoNorm3
+    from autonorm.layers.norms import AutoNorm3
 
     meta = META["token_classification"]
     three = build_model(meta, "autonorm_s", MODEL, {"gates": 3})

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from autonorm.norms import (AdaNorm, AutoNorm, AutoNorm3, DyT, FiLMNorm, NormSelector, RandomSelectorNorm,
+from autonorm.layers.norms import (AdaNorm, AutoNorm, AutoNorm3, DyT, FiLMNorm, NormSelector, RandomSelectorNorm,
                             build_norm, freeze_selectors, gate_entropy, NORM_REGISTRY)
 
 

@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from autonorm.models import build_model
-from autonorm.norms import freeze_selectors
-from autonorm.optim import lr_at, make_optimizer
+from autonorm.layers.norms import freeze_selectors
+from autonorm.run.optim import lr_at, make_optimizer
 from core_fixtures import TINY_MODEL
 
 META = {"name": "tiny", "task": "image_classification", "family": "vision", "num_classes": 3,

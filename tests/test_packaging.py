@@ -31,7 +31,7 @@ def test_a_non_editable_install_validates_a_config_from_outside_the_repository(t
     elsewhere.mkdir()
     (elsewhere / "mine.yaml").write_text((ROOT / "config.yaml").read_text())
     (elsewhere / "bad.yaml").write_text("seeds: [zero]\n")
-    code = ("import autonorm, sys; from autonorm.config import main; "
+    code = ("import autonorm, sys; from autonorm.config.workflow import main; "
             "assert autonorm.__file__.startswith(sys.argv[1]), autonorm.__file__; "
             "sys.exit(main(sys.argv[2:]))")
     env = {**os.environ, "PYTHONPATH": str(target)}
@@ -42,7 +42,7 @@ def test_a_non_editable_install_validates_a_config_from_outside_the_repository(t
                          env=env, capture_output=True, text=True)
     assert bad.returncode != 0 and "seeds" in bad.stdout + bad.stderr
     # the paper's numbers are package data too
-    ref = subprocess.run([sys.executable, "-c", "from autonorm.aggregate import load_reference; "
+    ref = subprocess.run([sys.executable, "-c", "from autonorm.analysis.aggregate import load_reference; "
                           "print(len(load_reference(None)))"], cwd=elsewhere, env=env,
                          capture_output=True, text=True)
     assert ref.returncode == 0 and int(ref.stdout) > 50, ref.stderr

@@ -7,10 +7,10 @@ tokens only; the text encoder passes its key padding mask down to them.
 import pytest
 import torch
 
-from autonorm import norms
+from autonorm.layers import norms
 from autonorm.methods import METHODS
 from autonorm.models import build_model
-from autonorm.norms import FiLMNorm, NormSelector, token_mean
+from autonorm.layers.norms import FiLMNorm, NormSelector, token_mean
 
 MAX_LEN = 40
 MODEL = {"dim": 16, "depth": 2, "heads": 2, "mlp_ratio": 2.0, "mlp_hidden": [16], "drop_path": 0.1,
@@ -107,7 +107,7 @@ def test_selector_and_film_read_real_tokens_only():
 
 
 def test_trim_padding_drops_only_all_padding_columns():
-    from autonorm.tasks import Task
+    from autonorm.run.tasks import Task
     x = _padded(SENTENCES, MAX_LEN)
     y_tags = torch.where(x != 0, x % 5, torch.full_like(x, -100))
     task = Task(_meta("token_classification"), {}, torch.device("cpu"))
@@ -127,7 +127,7 @@ def test_trim_padding_drops_only_all_padding_columns():
 def test_eval_metrics_do_not_depend_on_padding_width(task_kind):
     """run_eval trims each batch and pads tag outputs back: the same sentences padded to 10 and to
     40 columns give the same loss and metrics."""
-    from autonorm.tasks import Task, run_eval
+    from autonorm.run.tasks import Task, run_eval
     model = _perturbed_model(task_kind, "autonorm").float()
     task = Task(_meta(task_kind), {}, torch.device("cpu"))
     results = []
@@ -142,7 +142,7 @@ def test_eval_metrics_do_not_depend_on_padding_width(task_kind):
 
 
 def test_word_dropout_replaces_real_tokens_only_at_its_rate():
-    from autonorm.tasks import Task
+    from autonorm.run.tasks import Task
     meta = {**_meta("token_classification"), "unk_id": 1}
     x = _padded(SENTENCES * 400, MAX_LEN)
     off = Task(meta, {}, torch.device("cpu"))

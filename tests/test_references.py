@@ -219,9 +219,9 @@ def test_method_document_overhead_numbers_are_the_codes():
     """Section 8.1 states parameter and FLOP counts of ViT-Lite 8x128: they must be what the code
     builds (CIFAR-10 input), so the doc cannot drift from the model."""
     torch = pytest.importorskip("torch")
-    from autonorm.cost import count_params, flops_per_sample
+    from autonorm.run.cost import count_params, flops_per_sample
     from autonorm.models.vit import ViTLite
-    from autonorm.norms import NormSelector
+    from autonorm.layers.norms import NormSelector
 
     text = (ROOT / "docs" / "method.md").read_text()
     sec = text[text.index("### 8.1"):text.index("### 8.2")]

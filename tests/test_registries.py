@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import yaml
 
-from autonorm.config import SCHEMA_PATH, ConfigError, check_config, load_schema
+from autonorm.config.workflow import SCHEMA_PATH, ConfigError, check_config, load_schema
 from autonorm.data import CORRUPTION_SETS, DATASETS
 from autonorm.methods import DISPLAY_ORDER, GATE_CHOICES, GATED_METHODS, METHODS
 
@@ -76,9 +76,9 @@ def test_autonorm_defaults_are_written_once():
     import inspect
     from pathlib import Path
 
-    from autonorm.config import resolve_run_config
+    from autonorm.config.workflow import resolve_run_config
     from autonorm.methods import AUTONORM
-    from autonorm.norms import AutoNorm, NormSelector
+    from autonorm.layers.norms import AutoNorm, NormSelector
 
     cfg = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
     block = cfg["autonorm"]

@@ -18,7 +18,8 @@ import re
 
 import pytest
 
-from autonorm import figures, report
+from autonorm.report import figures
+from autonorm import report
 from autonorm.report import sections
 from test_aggregate import (STALE_RUN, build_paper_results, build_results, run_aggregate,
                             run_paper_aggregate)

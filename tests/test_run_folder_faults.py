@@ -13,12 +13,12 @@ import time
 import pytest
 import torch
 
-from autonorm import checkpoint as ckpt_io
-from autonorm import evaluate, train
+from autonorm.run import checkpoint as ckpt_io
+from autonorm.run import evaluate, train
 from autonorm.io_utils import WriteFailed, write_json_atomic
 from autonorm.provenance import run_config_hash
-from autonorm.runlock import RunFolderBusy, RunFolderLock
-from autonorm.train import TrainingDiverged, train_run
+from autonorm.run.runlock import RunFolderBusy, RunFolderLock
+from autonorm.run.train import TrainingDiverged, train_run
 from core_fixtures import make_processed, rewrite_split, run_config
 
 OLD_OUTPUTS = ("status.json", "metrics.json", "model.pt", "model.json", "history.json", "freeze.json",
@@ -85,7 +85,7 @@ def test_item1_changed_config_killed_rerun_leaves_no_old_outputs(reg_data, tmp_p
     assert _train_cli(old, tmp_path) == 0
     assert all((run / n).exists() for n in ("status.json", "metrics.json", "model.pt", "freeze.json"))
     new = _cfg(reg_data, run, epochs=2, lr=3e-3)
-    with caplog.at_level(logging.WARNING, logger="autonorm.train"):
+    with caplog.at_level(logging.WARNING, logger="autonorm.run.train"):
         assert train_run(new, stop_after_epochs=1) is None  # killed after epoch 1 of the new config
     assert "held outputs of another config" in caplog.text
     for name in ("status.json", "metrics.json", "model.pt", "model.json", "freeze.json", "failed.json",
@@ -157,7 +157,7 @@ def test_item2_diverged_rerun_leaves_no_old_gate_data(tmp_path):
 # --------------------------------------------------------------------------- item 3: two writers
 HOLDER = textwrap.dedent("""
     import sys, time
-    from autonorm.runlock import RunFolderLock
+    from autonorm.run.runlock import RunFolderLock
     with RunFolderLock(sys.argv[1]):
         print("locked", flush=True)
         time.sleep(60)
@@ -174,7 +174,7 @@ def test_item3_second_writer_is_refused_naming_the_holder(reg_data, tmp_path, ca
         before = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in run.iterdir()}
         with pytest.raises(RunFolderBusy, match=rf"{run}.*pid {holder.pid} on host "):
             train_run(_cfg(reg_data, run))
-        with caplog.at_level(logging.ERROR, logger="autonorm.train"):
+        with caplog.at_level(logging.ERROR, logger="autonorm.run.train"):
             assert _train_cli(_cfg(reg_data, run), tmp_path) == 4
         assert f"pid {holder.pid}" in caplog.text
         after = {p.name: (p.stat().st_mtime_ns, p.read_bytes()) for p in run.iterdir()}
@@ -197,7 +197,7 @@ def test_item8_truncated_checkpoint_falls_back_to_the_previous_one(tmp_path, cap
     size = (run / "checkpoint.pt").stat().st_size
     with open(run / "checkpoint.pt", "r+b") as f:
         f.truncate(size // 2)
-    with caplog.at_level(logging.WARNING, logger="autonorm.checkpoint"):
+    with caplog.at_level(logging.WARNING, logger="autonorm.run.checkpoint"):
         resumed = train_run(_cfg(data, run, epochs=3))
     assert f"{run / 'checkpoint.pt'} is damaged" in caplog.text
     assert resumed["test"] == full["test"]  # epoch 2 retrained from epoch 1: same numbers
@@ -210,7 +210,7 @@ def test_item8_no_readable_checkpoint_starts_fresh(tmp_path, caplog):
     run = tmp_path / "run"
     assert train_run(_cfg(data, run, epochs=2), stop_after_epochs=1) is None
     (run / "checkpoint.pt").write_bytes(b"PK\x03\x04 garbage")
-    with caplog.at_level(logging.WARNING, logger="autonorm.checkpoint"):
+    with caplog.at_level(logging.WARNING, logger="autonorm.run.checkpoint"):
         m = train_run(_cfg(data, run, epochs=2))
     assert "is damaged" in caplog.text and m["epochs"] == 2
     assert [e["epoch"] for e in json.loads((run / "history.json").read_text())] == [1, 2]

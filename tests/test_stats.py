@@ -1,6 +1,6 @@
 """Statistics checked against numbers worked out by hand and against scipy/statsmodels.
 
-Why: every p-value and interval in the report comes from autonorm.stats; a
+Why: every p-value and interval in the report comes from autonorm.analysis.stats; a
 wrong ddof, a one-sided p or a mis-ordered Holm step would silently change
 the paper comparison.
 """
@@ -14,7 +14,7 @@ from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.weightstats import DescrStatsW
 
-from autonorm import stats
+from autonorm.analysis import stats
 
 
 def test_describe_by_hand():

@@ -6,8 +6,8 @@ import math
 import pytest
 import torch
 
-from autonorm.train import should_freeze
-from autonorm.train import TrainingDiverged, lr_at, train_run
+from autonorm.run.train import should_freeze
+from autonorm.run.train import TrainingDiverged, lr_at, train_run
 from core_fixtures import make_processed, rewrite_split, run_config
 
 
@@ -45,7 +45,7 @@ def test_should_freeze_rule_by_hand():
 def test_evaluate_does_not_import_the_trainer():
     import subprocess
     import sys
-    code = "import sys, autonorm.evaluate; sys.exit(1 if 'autonorm.train' in sys.modules else 0)"
+    code = "import sys, autonorm.run.evaluate; sys.exit(1 if 'autonorm.run.train' in sys.modules else 0)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 

@@ -18,12 +18,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from autonorm import aggregate, cli, eval_cache, evaluate, export, figures, report
-from autonorm import checkpoint as ckpt_io
-from autonorm import train as train_mod
+from autonorm.analysis import aggregate
+from autonorm import cli, report
+from autonorm.run import eval_cache, evaluate, export
+from autonorm.report import figures
+from autonorm.run import checkpoint as ckpt_io
+from autonorm.run import train as train_mod
 from autonorm.io_utils import WriteFailed
-from autonorm.norms import NormSelector
-from autonorm.train import main as train_main
+from autonorm.layers.norms import NormSelector
+from autonorm.run.train import main as train_main
 from core_fixtures import make_processed, run_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -111,6 +114,15 @@ def test_source_edited_during_a_run_stores_no_evaluation(tmp_path, monkeypatch, 
     assert "changed while the training process ran" in caplog.text
 
 
+def test_the_fingerprint_covers_every_folder_of_the_package(tmp_path, monkeypatch):
+    """The whole package, not the folder eval_cache sits in: an edited norm is other code too."""
+    copy = _package_copy(tmp_path, monkeypatch)
+    assert (copy / "methods.py").is_file() and (copy / "layers" / "norms.py").is_file()
+    before = eval_cache.fingerprint_on_disk()
+    (copy / "layers" / "norms.py").write_text((copy / "layers" / "norms.py").read_text() + "\n# edited\n")
+    assert eval_cache.fingerprint_on_disk() != before
+
+
 def test_unedited_source_stores_the_evaluation(tmp_path, monkeypatch):
     _package_copy(tmp_path, monkeypatch)
     _, run, _ = _trained(tmp_path)
@@ -178,7 +190,7 @@ def test_full_disk_and_missing_folder_and_debug(tmp_path, capsys, monkeypatch):
 def test_explain_maps_each_kind_to_its_code(tmp_path):
     from autonorm.data.errors import DataCorruptError, DataMissingError
     from autonorm.io_utils import DamagedRunFile
-    from autonorm.runlock import RunFolderBusy
+    from autonorm.run.runlock import RunFolderBusy
 
     assert cli.explain(DamagedRunFile("x"))[0] == cli.EXIT_DAMAGED
     assert cli.explain(DataCorruptError("x"))[0] == cli.EXIT_DAMAGED
@@ -205,7 +217,7 @@ def test_from_folder_with_a_symlink_loop_returns(tmp_path):
 
 # --------------------------------------------------------------------------- 5. checks before any job
 def test_patch_size_and_variant_eps_h_are_checked_before_any_job():
-    from autonorm.config import ConfigError, check_config, load_config
+    from autonorm.config.workflow import ConfigError, check_config, load_config
 
     cfg = load_config(ROOT / "config.yaml")
     cfg["dataset_config"]["mnist"]["model"] = {"patch_size": 5}

@@ -18,11 +18,11 @@ import pytest
 import torch
 import yaml
 
-from autonorm.config import ConfigError, check_config, load_config, resolve_run_config
-from autonorm.distill import DistillationError, Distiller, distillation_loss, kd_divergence
+from autonorm.config.workflow import ConfigError, check_config, load_config, resolve_run_config
+from autonorm.run.distill import DistillationError, Distiller, distillation_loss, kd_divergence
 from autonorm.models import build_model
 from autonorm.provenance import run_config_hash
-from autonorm.variants import (active_variants, same_runs, training_signature, variant_datasets,
+from autonorm.config.variants import (active_variants, same_runs, training_signature, variant_datasets,
                                write_same_run_eval)
 from core_fixtures import TINY_MODEL, make_processed, run_config, save_model
 from limits import limit
@@ -124,7 +124,7 @@ def test_distiller_refuses_a_missing_or_failed_teacher(tmp_path):
 
 @pytest.mark.parametrize("task", ["image_classification", "token_classification"])
 def test_distilled_student_trains_and_weight_zero_is_its_base(tmp_path, task):
-    from autonorm.train import train_run
+    from autonorm.run.train import train_run
 
     data = make_processed(tmp_path, task)
     teacher_dir = tmp_path / "runs" / "teacher_mlp"
@@ -338,8 +338,8 @@ def test_ablations_preset_dry_run_shows_every_axis(tmp_path):
 
 
 def test_schema_axes_are_the_code_axes():
-    from autonorm.config import SCHEMA_PATH
-    from autonorm.variants import VARIANT_AXES
+    from autonorm.config.workflow import SCHEMA_PATH
+    from autonorm.config.variants import VARIANT_AXES
 
     schema = yaml.safe_load(Path(SCHEMA_PATH).read_text())
     assert tuple(schema["$defs"]["variant"]["properties"]["axis"]["enum"]) == VARIANT_AXES

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from autonorm import aggregate, stats
+from autonorm.analysis import aggregate, stats
 from autonorm.report.context import ReportContext
 from autonorm.report.sections import mechanism
 

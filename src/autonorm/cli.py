@@ -32,10 +32,10 @@ EXIT_BUG, EXIT_USAGE, EXIT_DIVERGED, EXIT_BUSY, EXIT_WRITE, EXIT_MISSING, EXIT_D
 
 def explain(exc: BaseException) -> tuple[int, str]:
     """(exit code, one paragraph) for an exception that reached an entry point."""
-    from .config import ConfigError
+    from .config.workflow import ConfigError
     from .data.errors import DataCorruptError, DataError, DataMissingError
     from .io_utils import DamagedRunFile, WriteFailed
-    from .runlock import RunFolderBusy
+    from .run.runlock import RunFolderBusy
 
     if isinstance(exc, WriteFailed):
         return EXIT_WRITE, f"{exc} Free disk space or make the folder writable, then rerun."

@@ -32,7 +32,7 @@ AUTONORM = AutoNormSettings()
 @dataclass(frozen=True)
 class Method:
     name: str
-    norm: str | None  # registry name in autonorm.norms; None for the norm-free teacher
+    norm: str | None  # registry name in autonorm.layers.norms; None for the norm-free teacher
     backbone: str = "transformer"  # or "mlp" (the Teacher)
     freeze_selectors: bool = False  # AutoNorm-S: entropy-gated freeze at T_freeze
     description: str = ""

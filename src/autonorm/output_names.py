@@ -1,7 +1,7 @@
 """The files the aggregate and figures steps write.
 
 The workflow names them as rule outputs while Snakemake builds the DAG, so this module imports
-nothing (aggregate.py and figures.py import pandas, scipy and matplotlib, which would add seconds
+nothing (analysis/aggregate.py and report/figures.py import pandas, scipy and matplotlib, which would add seconds
 to every ``snakemake`` call, dry runs included).
 """
 

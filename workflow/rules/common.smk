@@ -3,12 +3,12 @@
 import json
 from pathlib import Path
 
-from autonorm.config import check_report_grid, resolve_run_config, results_dir
+from autonorm.config.workflow import check_report_grid, resolve_run_config, results_dir
 from autonorm.data import CORRUPTION_SETS as CORRUPTION_SET_INFO
 from autonorm.data import DATASETS
 from autonorm.output_names import FIGURE_NAMES, TABLE_NAMES
-from autonorm.run_config import teacher_run_dir
-from autonorm.variants import active_variants, same_runs, variant_datasets
+from autonorm.config.run_config import teacher_run_dir
+from autonorm.config.variants import active_variants, same_runs, variant_datasets
 
 R = results_dir(config)
 RAW = str(config["raw_dir"]).rstrip("/")
@@ -109,7 +109,7 @@ def run_config_json(wildcards):
     return json.dumps(cfg, sort_keys=True)
 
 
-# autonorm.device packs this many GPU jobs per GPU; the GPU rules export it to their job's shell.
+# autonorm.run.device packs this many GPU jobs per GPU; the GPU rules export it to their job's shell.
 RUNS_PER_GPU = int(config.get("runtime", {}).get("runs_per_gpu", 1))
 
 
@@ -163,7 +163,7 @@ def same_run_primary_eval(wildcards):
 
 def write_same_run_eval_file(wildcards, input, output, log):
     """The same_run_eval job: the trained run's eval file under this run's name, marked."""
-    from autonorm.variants import write_same_run_eval
+    from autonorm.config.variants import write_same_run_eval
 
     from autonorm.io_utils import verify_model_file
 

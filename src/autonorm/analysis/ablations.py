@@ -9,7 +9,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from autonorm import stats
+from autonorm.analysis import stats
 
 from autonorm.analysis.collect import _num, _read_json_or_none
 from autonorm.analysis.summaries import same_run_pairs, same_runs_between

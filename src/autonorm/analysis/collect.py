@@ -9,7 +9,8 @@ from typing import Any, Iterable, Sequence
 
 import pandas as pd
 
-from autonorm import provenance, stats
+from autonorm import provenance
+from autonorm.analysis import stats
 from autonorm.io_utils import read_json
 from autonorm.methods import METHODS
 

@@ -9,7 +9,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from autonorm import stats
+from autonorm.analysis import stats
 
 from autonorm.analysis.collect import _num
 from autonorm.analysis.tables import (COMPARISON_COLUMNS, KNOWN_FAMILY, PAPER_DATASETS,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from autonorm import stats
+from autonorm.analysis import stats
 from autonorm.data import registry
 
 REFERENCE_METHOD = "autonorm_s"

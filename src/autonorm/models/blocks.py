@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..norms import build_norm, norm_layer
+from ..layers.norms import build_norm, norm_layer
 
 
 class DropPath(nn.Module):
@@ -76,7 +76,7 @@ class MLP(nn.Module):
 
 
 class Block(nn.Module):
-    """``norm_layer``: a ready constructor ``dim -> norm`` (:func:`autonorm.norms.norm_layer`), so
+    """``norm_layer``: a ready constructor ``dim -> norm`` (:func:`autonorm.layers.norms.norm_layer`), so
     swapping LayerNorm for AutoNorm is one argument and the block never sees a norm's options."""
 
     def __init__(self, dim: int, heads: int, mlp_ratio: float, norm_layer: Callable[[int], nn.Module],

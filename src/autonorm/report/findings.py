@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from autonorm import stats
+from autonorm.analysis import stats
 from autonorm.io_utils import write_text_atomic
 from autonorm.report.context import ReportContext
 from autonorm.report.fmt import fmt, fnum, md_table, pretty, truthy
@@ -650,7 +650,7 @@ def headline(rows: list[list[str]]) -> list[str]:
 
 
 def build(studies: list[Study], out: Path, figures_dir: Path, command: str) -> str:
-    from autonorm.aggregate import load_reference
+    from autonorm.analysis.aggregate import load_reference
 
     reference = load_reference(None)
     sections = [("Main results (docs/method.md section 6)", main_table_rows(studies, reference)),

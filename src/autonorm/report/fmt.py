@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from typing import Iterable, Sequence
 
-from autonorm import stats
+from autonorm.analysis import stats
 from autonorm.data import registry
 
 

@@ -6,7 +6,7 @@ import math
 import os
 from pathlib import Path
 
-from autonorm import stats
+from autonorm.analysis import stats
 from autonorm.report.context import ReportContext
 from autonorm.report.fmt import (fmt_ci, fmt_diff, fmt_ms, fmt_p, fnum, md_table, text,
                                  truthy)

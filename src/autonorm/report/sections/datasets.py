@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 import re
 
-from autonorm import stats
+from autonorm.analysis import stats
 from autonorm.report.context import ReportContext
 from autonorm.report.fmt import fmt, fnum, md_table, text
 

@@ -23,7 +23,7 @@ CAPTIONS = {
 
 
 def figures_section(ctx: ReportContext) -> str:
-    from autonorm.figures import FIGURE_STEMS
+    from autonorm.report.figures import FIGURE_STEMS
 
     lines = ["## Figures", ""]
     if ctx.figures_dir is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from autonorm import stats
+from autonorm.analysis import stats
 from autonorm.report.context import ReportContext
 from autonorm.report.fmt import fmt, fmt_diff, fmt_p, fnum, md_table, truthy
 from autonorm.report.paper import DOUBTFUL, DOUBTFUL_SECTION

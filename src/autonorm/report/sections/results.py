@@ -6,7 +6,7 @@ import math
 
 import pandas as pd
 
-from autonorm import stats
+from autonorm.analysis import stats
 from autonorm.report.context import FAMILIES, ReportContext
 from autonorm.report.fmt import (decimals, fmt, fmt_ci, fmt_cost, fmt_diff, fmt_ms, fmt_p,
                                  fnum, md_table, text, truthy)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from autonorm import stats
+from autonorm.analysis import stats
 from autonorm.report.context import ReportContext
 from autonorm.report.fmt import fmt, fmt_ci, fmt_ms, fmt_p, fnum, md_table, pretty, truthy
 

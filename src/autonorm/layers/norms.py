@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import kernels
-from .methods import AUTONORM
+from ..methods import AUTONORM
 
 NORM_REGISTRY: dict[str, Callable[..., nn.Module]] = {}
 

@@ -13,11 +13,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .data.augment import normalize_images, random_crop_flip
-from .io_utils import verify_model_file
-from .metrics import IGNORE_INDEX, task_metrics
-from .models import build_model
-from .norms import gate_entropy, recording_gates
+from ..data.augment import normalize_images, random_crop_flip
+from ..io_utils import verify_model_file
+from ..metrics import IGNORE_INDEX, task_metrics
+from ..models import build_model
+from ..layers.norms import gate_entropy, recording_gates
 
 
 # Tasks whose inputs are token ids padded with ``pad_id``.

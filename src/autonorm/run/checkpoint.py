@@ -24,9 +24,9 @@ from pathlib import Path
 
 import torch
 
-from .io_utils import WriteFailed, sha256_file
+from ..io_utils import WriteFailed, sha256_file
 
-log = logging.getLogger("autonorm.checkpoint")
+log = logging.getLogger("autonorm.run.checkpoint")
 
 CHECKPOINT_FORMAT = 1
 CHECKPOINT = "checkpoint.pt"
@@ -80,7 +80,7 @@ def _recorded_hashes(run_dir: Path) -> list[str] | None:
 
 
 def _record_hash(run_dir: Path, digest: str) -> None:
-    from .io_utils import write_json_atomic
+    from ..io_utils import write_json_atomic
 
     known = [h for h in (_recorded_hashes(run_dir) or []) if h != digest]
     write_json_atomic(Path(run_dir) / HASHES, {"sha256": (known + [digest])[-_KEEP_HASHES:]})

@@ -37,7 +37,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from .io_utils import read_json, sha256_file, write_json_atomic
+from ..io_utils import read_json, sha256_file, write_json_atomic
 
 PRECOMPUTED = "eval_precomputed.json"
 FORMAT = 2  # 2: the corruption set is keyed by its files' contents, not its path
@@ -47,7 +47,7 @@ _CODE_FINGERPRINT: str | None = None
 
 
 #: the source tree whose files the code fingerprint covers (this package)
-PACKAGE_ROOT = Path(__file__).resolve().parent
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # src/autonorm, not this folder
 
 
 def fingerprint_on_disk() -> str:

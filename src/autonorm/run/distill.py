@@ -18,7 +18,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from .metrics import IGNORE_INDEX
+from ..metrics import IGNORE_INDEX
 
 
 class DistillationError(RuntimeError):

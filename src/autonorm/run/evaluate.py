@@ -25,13 +25,13 @@ import sys
 from pathlib import Path
 
 from . import eval_cache
-from .io_utils import read_json, write_json_atomic
-from .provenance import run_config_hash
+from ..io_utils import read_json, write_json_atomic
+from ..provenance import run_config_hash
 
 # torch, numpy and the model code are imported inside the functions that evaluate: a run whose
 # evaluation its training process already computed (eval_cache) is written without them.
 
-log = logging.getLogger("autonorm.evaluate")
+log = logging.getLogger("autonorm.run.evaluate")
 
 PAPER_CORRUPTIONS = ("gaussian_noise", "motion_blur", "brightness")
 
@@ -82,7 +82,7 @@ def _run_identity(cfg: dict, chash: str) -> dict:
 def accuracy_on(model, task, x_uint8, y, batch_size: int) -> float:
     import torch
 
-    from .metrics import classification_metrics
+    from ..metrics import classification_metrics
 
     preds = []
     with torch.no_grad():
@@ -95,7 +95,7 @@ def corruption_accuracies(model, task, corr_dir: str | Path, device, batch_size:
     import numpy as np
     import torch
 
-    from .data import CORRUPTIONS, load_corruptions
+    from ..data import CORRUPTIONS, load_corruptions
 
     meta, arrays, labels = load_corruptions(corr_dir)
     n = int(meta["n_per_severity"])
@@ -126,7 +126,7 @@ def summarise_corruptions(acc: dict, severity: int = 3) -> dict:
 def evaluate_run(run_dir: str | Path, data_dir: str | Path, corr_dir: str | Path | None = None,
                  device_name: str = "auto", batch_size: int = 1000, severity: int = 3,
                  expected_hash: str | None = None) -> dict:
-    from .data import load_processed
+    from ..data import load_processed
     from .device import resolve_device
     from .tasks import Task, load_trained_model, run_eval
 
@@ -195,7 +195,7 @@ def precompute_in_training_process(cfg: dict, device_type: str) -> Path | None:
 def main(argv: list[str] | None = None) -> int:
     """The command line (``autonorm-evaluate``): errors end in one paragraph and an exit code
     (autonorm.cli; ``--debug`` shows the traceback)."""
-    from .cli import guarded
+    from ..cli import guarded
 
     return guarded("autonorm-evaluate", _main, argv)
 

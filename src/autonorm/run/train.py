@@ -32,22 +32,22 @@ from torch import nn
 from . import cost, eval_cache
 from .checkpoint import (CHECKPOINT, CHECKPOINT_FORMAT, HASHES, PREVIOUS, clean_stale_temp_files,
                          load_checkpoint, rng_state, save_atomic, save_checkpoint, set_rng_state)
-from .config import load_config, resolve_run_config
-from .data import load_processed
+from ..config.workflow import load_config, resolve_run_config
+from ..data import load_processed
 from .device import resolve_device
 from .distill import Distiller
-from .io_utils import WriteFailed, sha256_file, write_json_atomic
+from ..io_utils import WriteFailed, sha256_file, write_json_atomic
 from .malloc_tuning import keep_freed_memory
-from .methods import get_method
-from .metrics import VAL_METRIC
-from .models import build_model
-from .norms import freeze_selectors
+from ..methods import get_method
+from ..metrics import VAL_METRIC
+from ..models import build_model
+from ..layers.norms import freeze_selectors
 from .optim import lr_at, make_optimizer
-from .provenance import env_info, run_config_hash
+from ..provenance import env_info, run_config_hash
 from .runlock import RunFolderBusy, RunFolderLock
 from .tasks import TOKEN_TASKS, Task, batches_per_epoch, epoch_batches, run_eval, token_lengths
 
-log = logging.getLogger("autonorm.train")
+log = logging.getLogger("autonorm.run.train")
 
 
 class TrainingDiverged(RuntimeError):
@@ -278,7 +278,7 @@ def _precompute_evaluation(cfg: dict, device: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     """The command line (``autonorm-train``): errors end in one paragraph and an exit code
     (autonorm.cli; ``--debug`` shows the traceback)."""
-    from .cli import guarded
+    from ..cli import guarded
 
     return guarded("autonorm-train", _main, argv)
 
@@ -298,7 +298,7 @@ def _main(argv: list[str] | None = None) -> int:
                    help="on a NaN/inf loss write status.json 'diverged' and exit 0 (the workflow's mode)")
     p.add_argument("--no-precompute-eval", action="store_true",
                    help="on CPU, do not also run the evaluation for the workflow's evaluate job "
-                        "(autonorm.eval_cache); that job then evaluates from scratch")
+                        "(autonorm.run.eval_cache); that job then evaluates from scratch")
     p.add_argument("--stop-after-epochs", type=int, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(asctime)s %(levelname)s %(message)s")

@@ -26,7 +26,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from .norms import GatedNorm, recording_gates
+from ..layers.norms import GatedNorm, recording_gates
 
 
 class SingleBranchNorm(nn.Module):
@@ -86,7 +86,7 @@ def apply_plan(model: nn.Module, plan: dict) -> int:
 
 def export_run(run_dir, data_dir, threshold: float = 1e-3, batch_size: int = 1000) -> tuple[nn.Module, dict]:
     """The exported model of a trained run and its report (ranges, plan, test metrics before/after)."""
-    from .data import load_processed
+    from ..data import load_processed
     from .tasks import Task, load_trained_model, run_eval
 
     cfg = json.loads((Path(run_dir) / "config.json").read_text())
@@ -111,7 +111,7 @@ def export_run(run_dir, data_dir, threshold: float = 1e-3, batch_size: int = 100
 
 def load_exported(export_dir, meta: dict, device="cpu") -> nn.Module:
     """Rebuild an exported model: the run's architecture, the plan's gates reduced, its weights."""
-    from .models import build_model
+    from ..models import build_model
 
     export_dir = Path(export_dir)
     report = json.loads((export_dir / "export.json").read_text())
@@ -124,7 +124,7 @@ def load_exported(export_dir, meta: dict, device="cpu") -> nn.Module:
 def main(argv: list[str] | None = None) -> int:
     """The command line (``autonorm-export``): errors end in one paragraph and an exit code
     (autonorm.cli; ``--debug`` shows the traceback)."""
-    from .cli import guarded
+    from ..cli import guarded
 
     return guarded("autonorm-export", _main, argv)
 
@@ -140,7 +140,7 @@ def _main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if not 0.0 <= args.threshold < 0.5:
         p.error(f"--threshold must be in [0, 0.5), got {args.threshold}")
-    from .io_utils import write_json_atomic
+    from ..io_utils import write_json_atomic
     from .checkpoint import save_atomic
 
     model, report = export_run(args.run_dir, args.data_dir, args.threshold, args.batch_size)

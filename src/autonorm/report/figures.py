@@ -48,7 +48,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import MaxNLocator, NullFormatter  # noqa: E402
 
-from autonorm import stats  # noqa: E402
+from autonorm.analysis import stats  # noqa: E402
 from autonorm.io_utils import read_table, require_folder, save_figure_atomic  # noqa: E402
 from autonorm.methods import DISPLAY_ORDER, GATED_METHODS  # noqa: E402
 from autonorm.output_names import FIGURE_FORMATS, FIGURE_NAMES, FIGURE_STEMS  # noqa: E402,F401
@@ -667,7 +667,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Iterable[str] | None = None) -> int:
     """The command line (``autonorm-figures``): errors end in one paragraph and an exit code
     (autonorm.cli; ``--debug`` shows the traceback)."""
-    from .cli import guarded
+    from ..cli import guarded
 
     return guarded("autonorm-figures", _main, argv)
 

@@ -51,7 +51,7 @@ go to ablations.csv, with Holm over the variants of one dataset x axis x metric.
 
 Holm families (documented choice): within each dataset, all comparisons
 (every baseline x every metric) whose metric is in the same family of
-:func:`autonorm.stats.metric_family` - ``primary`` (accuracy,
+:func:`autonorm.analysis.stats.metric_family` - ``primary`` (accuracy,
 tag_perplexity, rmse), ``secondary`` (precision/recall/F1 macro, MAE),
 ``robustness`` (rotation accuracy, corruption summaries) - form one Holm
 family.  Cost metrics are summarised but not tested.
@@ -145,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Iterable[str] | None = None) -> int:
     """The command line (``autonorm-aggregate``): errors end in one paragraph and an exit code
     (autonorm.cli; ``--debug`` shows the traceback)."""
-    from .cli import guarded
+    from ..cli import guarded
 
     return guarded("autonorm-aggregate", _main, argv)
 

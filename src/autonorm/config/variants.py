@@ -17,7 +17,7 @@ which is what the trainer builds.
 Overrides: ``autonorm`` and ``norm_options`` are merged onto the workflow config before
 the run config is resolved (so ``autonorm.tau`` reaches the selectors exactly as the
 top-level key does); ``distill`` adds a distillation block naming the teacher run of the
-same dataset and seed (see ``autonorm.distill``).
+same dataset and seed (see ``autonorm.run.distill``).
 
 Same runs: two entries of the grid whose resolved run configs differ only in their
 names (method or variant name, run folder) train the same model, e.g. AutoNorm-S on a
@@ -34,8 +34,8 @@ import json
 from pathlib import Path
 
 from .run_config import DEFAULT_TEACHER, ConfigError, declared_variants, resolve_run_config, resolve_variant_run_config
-from .io_utils import write_json_atomic
-from .methods import METHODS, get_method
+from ..io_utils import write_json_atomic
+from ..methods import METHODS, get_method
 
 VARIANT_AXES = ("tau", "selector", "gumbel", "t_freeze", "eps_h", "distill", "gate3")
 NORM_OPTION_DEFAULTS = {("selector", "mlp"), ("hard", False), ("gates", 2)}
@@ -130,7 +130,7 @@ def write_same_run_eval(primary_eval: str | Path, out: str | Path, cfg: dict, na
 # --------------------------------------------------------------------------- checks
 def variant_problems(cfg: dict) -> list[str]:
     """Cross-key checks of ``variants`` and ``ablations`` (the schema checks each block's shape)."""
-    from .data import DATASETS
+    from ..data import DATASETS
 
     problems: list[str] = []
     add = problems.append

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import copy
 
-from .methods import METHODS, AutoNormSettings
-from .provenance import run_config_hash
+from ..methods import METHODS, AutoNormSettings
+from ..provenance import run_config_hash
 
 
 class ConfigError(ValueError):

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from .methods import GATE_CHOICES, METHODS, AutoNormSettings
+from ..methods import GATE_CHOICES, METHODS, AutoNormSettings
 from .run_config import ConfigError, deep_merge, resolve_run_config, results_dir  # noqa: F401 (the public API)
 
 #: the config schema, package data (importlib.resources: an installed package finds it from any
@@ -102,7 +102,7 @@ def load_schema(schema_path: str | Path | None = None) -> dict:
     """The config schema with its name lists filled in from the registries: ``dataset_name``
     from the dataset registry, ``method_name`` from the method registry (the file leaves them
     open, so a new dataset or method is one registry entry, not also a schema edit)."""
-    from .data import CORRUPTION_SETS, DATASETS
+    from ..data import CORRUPTION_SETS, DATASETS
 
     schema = yaml.safe_load((Path(schema_path) if schema_path else SCHEMA_PATH).read_text())
     defs = schema.setdefault("$defs", {})
@@ -144,7 +144,7 @@ def check_config(cfg: dict, schema_path: str | Path | None = None, *, check_devi
 def _cross_key_problems(cfg: dict) -> list[str]:
     import math
 
-    from .data import CORRUPTION_SETS, DATASETS
+    from ..data import CORRUPTION_SETS, DATASETS
 
     problems: list[str] = []
     add = problems.append
@@ -278,13 +278,13 @@ def check_report_grid(grid_file: str | Path, grid: dict, report_name: str | None
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m autonorm.config config.yaml [preset.yaml ...]``: check config files
+    """``python -m autonorm.config.workflow config.yaml [preset.yaml ...]``: check config files
     merged in order, as Snakemake merges ``--configfile`` (Snakemake's own message for
     a YAML syntax error in a ``--configfile`` names neither the file nor the line)."""
     import argparse
     import sys
 
-    p = argparse.ArgumentParser(prog="python -m autonorm.config", description=main.__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m autonorm.config.workflow", description=main.__doc__.split("\n")[0])
     p.add_argument("files", nargs="+", help="config.yaml first, then presets, in Snakemake's order")
     p.add_argument("--check-device", action="store_true", help="also refuse device: cuda without CUDA here")
     args = p.parse_args(argv)
