@@ -146,3 +146,21 @@ def resolve_device(name: str = "auto", runs_per_gpu: int | None = None) -> torch
             print(f"autonorm: GPU {_claimed[0]}, slot {_claimed[1]} of {per_gpu}", file=sys.stderr, flush=True)
         return torch.device("cuda", _claimed[0])
     return torch.device(name)
+
+
+def set_deterministic(mode: bool, warn_only: bool = False, compiling: bool = False) -> None:
+    """``torch.use_deterministic_algorithms`` without loading the compiler where nothing compiles.
+
+    Why: torch's function also sets ``torch._inductor.config.deterministic``, and importing that
+    loads the whole compiler stack (torch._dynamo, torch._inductor): 1.4 s of every training job
+    on a 2-core box, a fifth of a smoke run. The aten kernels read only the flag set below; the
+    compiler's own flag matters only to a process that compiles (``compiling``, or one that has
+    loaded the compiler already), and there it is set too.
+    """
+    import torch
+
+    setter = getattr(torch._C, "_set_deterministic_algorithms", None)
+    if setter is None or compiling or "torch._inductor.config" in sys.modules:
+        torch.use_deterministic_algorithms(mode, warn_only=warn_only)
+    else:
+        setter(mode, warn_only=warn_only)

@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 
 from . import eval_cache
+from .device import set_deterministic
 from ..io_utils import read_json, write_json_atomic
 from ..provenance import run_config_hash
 
@@ -176,7 +177,7 @@ def precompute_in_training_process(cfg: dict, device_type: str) -> Path | None:
     det = torch.are_deterministic_algorithms_enabled()
     warn_only = torch.is_deterministic_algorithms_warn_only_enabled()
     old_threads = torch.get_num_threads()
-    torch.use_deterministic_algorithms(False)
+    set_deterministic(False)
     torch.set_num_threads(int(threads))
     try:
         result = evaluate_run(cfg["out_dir"], cfg["data_dir"], corruptions, "cpu", batch_size, severity,
@@ -188,7 +189,7 @@ def precompute_in_training_process(cfg: dict, device_type: str) -> Path | None:
                         "will evaluate from scratch")
         return path
     finally:
-        torch.use_deterministic_algorithms(det, warn_only=warn_only)
+        set_deterministic(det, warn_only=warn_only)
         torch.set_num_threads(old_threads)
 
 

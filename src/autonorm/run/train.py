@@ -34,7 +34,7 @@ from .checkpoint import (CHECKPOINT, CHECKPOINT_FORMAT, HASHES, PREVIOUS, clean_
                          load_checkpoint, rng_state, save_atomic, save_checkpoint, set_rng_state)
 from ..config.workflow import load_config, resolve_run_config
 from ..data import load_processed
-from .device import resolve_device
+from .device import resolve_device, set_deterministic
 from .distill import Distiller
 from ..io_utils import WriteFailed, sha256_file, write_json_atomic
 from .malloc_tuning import keep_freed_memory
@@ -90,7 +90,7 @@ def _setup_determinism(seed: int, runtime: dict) -> None:
         torch.set_num_threads(int(runtime["threads"]))
     torch.manual_seed(seed)
     if runtime.get("deterministic", True):
-        torch.use_deterministic_algorithms(True, warn_only=True)
+        set_deterministic(True, warn_only=True, compiling=bool(runtime.get("compile")))
 
 
 def train_run(cfg: dict, stop_after_epochs: int | None = None) -> dict | None:
