@@ -141,6 +141,34 @@ def test_generate_decision_is_revisited_not_frozen(tmp_path, monkeypatch):
     assert json.loads((raw / "cifar10c" / ".complete").read_text())["decision"] == "official"
 
 
+def test_official_files_come_from_a_local_folder(tmp_path, monkeypatch, capsys):
+    """--from finds the official release through its registry entry's source, as for a dataset:
+    the extracted folder anywhere below it, copied into R/cifar10c; two such folders are a
+    question for the user, not a guess."""
+    import json
+    monkeypatch.setattr(corruption_sets, "host_reachable", lambda *a, **k: False)
+    monkeypatch.setattr(corruption_sets, "OFFICIAL_N", 4)
+    downloads = tmp_path / "downloads"
+    official = _fake_official(downloads / "release", 4)
+    raw = tmp_path / "raw"
+    assert main(["download", "--dataset", "cifar10c", "--raw-dir", str(raw), "--from", str(downloads)]) == 0
+    assert np.array_equal(np.load(raw / "cifar10c" / "CIFAR-10-C" / "fog.npy"), np.load(official / "fog.npy"))
+    marker = json.loads((raw / "cifar10c" / ".complete").read_text())
+    assert marker["decision"] == "official" and marker["copied"] == ["CIFAR-10-C"]
+    second = _fake_official(downloads / "copy", 4)
+    capsys.readouterr()
+    assert main(["download", "--dataset", "cifar10c", "--raw-dir", str(tmp_path / "raw2"),
+                 "--from", str(downloads)]) != 0
+    err = capsys.readouterr().err
+    assert "several candidates for CIFAR-10-C/" in err and str(second) in err and str(official) in err
+
+
+def test_a_folder_without_the_official_files_says_what_it_looked_for(tmp_path):
+    (tmp_path / "empty").mkdir()
+    assert main(["download", "--dataset", "cifar10c", "--raw-dir", str(tmp_path / "raw"),
+                 "--from", str(tmp_path / "empty")]) != 0
+
+
 def test_generating_with_several_workers_writes_the_same_arrays(tmp_path):
     """The workflow passes its thread count as --workers: one process per corruption must give the
     arrays one process gives (each corruption draws from its own seeded generator)."""

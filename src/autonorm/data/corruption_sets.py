@@ -42,7 +42,9 @@ import numpy as np
 from . import registry
 from .errors import DataCorruptError
 from .integrity import host_reachable, verify_file
+from .local_source import Index, pick
 from .registry import CORRUPTIONS
+from .source import DatasetSource
 from ..io_utils import write_json_atomic
 
 # .corruptions (scipy) and .storage (torch) are imported by the functions that build a set: the
@@ -97,6 +99,23 @@ def _try_download(raw_dir) -> str:
         if part.exists():
             part.unlink()
         return f"{type(exc).__name__}: {exc}"
+
+
+def _plan_from(name: str, ix: Index, opts) -> tuple:
+    """Which files of a --from folder are the official set: the archive, else the extracted folder."""
+    t = pick(name, "CIFAR-10-C.tar", ix.files.get("CIFAR-10-C.tar", []), None)
+    if t is not None:
+        return [(t, "CIFAR-10-C.tar")], ["CIFAR-10-C"], []
+    dirs = [d for d in ix.dirs.get("CIFAR-10-C", []) if (d / "labels.npy").is_file()]
+    d = pick(name, "CIFAR-10-C/", dirs, None)
+    if d is not None:
+        return [(d, "CIFAR-10-C")], ["CIFAR-10-C.tar"], []
+    return [], [], [("CIFAR-10-C.tar", "CIFAR-10-C/labels.npy")]
+
+
+#: the official release's raw files (registry.CORRUPTION_SETS["cifar10c"]["files"]): how --from
+#: finds them; find_official verifies, extracts or downloads them
+OFFICIAL_FILES = DatasetSource(plan_from=_plan_from, hints=("cifar-10-c", "cifar10c"))
 
 
 def find_official(raw_dir, allow_download: bool = True) -> Dict[str, Any]:

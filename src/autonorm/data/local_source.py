@@ -27,10 +27,6 @@ from .integrity import file_hash, missing_error
 
 Plan = List[Tuple[Path, str]]  # (source file or folder, destination relative to R/<dataset>)
 
-# the corruption set's (a dataset's are on its DatasetSource)
-_CIFAR10C_HINTS = ("cifar-10-c", "cifar10c")
-
-
 #: a walk of a --from folder stops at this many folders (a whole disk named by mistake)
 MAX_FOLDERS = 20_000
 
@@ -72,14 +68,19 @@ class Index:
         return [p for ps in self.dirs.values() for p in ps] + [self.root]
 
 
+def _source(name: str):
+    """The DatasetSource of a dataset or of an official corruption set's files; None for others."""
+    try:
+        return registry.source_of(name)
+    except KeyError:
+        return None
+
+
 def _hinted(name: str, p: Path) -> bool:
-    s = str(p).lower()
-    if name in registry.DATASETS:
-        src = registry.source_of(name)
-        hints, not_hints = src.hints, src.not_hints
-    else:
-        hints, not_hints = (_CIFAR10C_HINTS if name == "cifar10c" else ()), ()
-    return any(h in s for h in hints) and not any(h in s for h in not_hints)
+    s, src = str(p).lower(), _source(name)
+    if src is None:
+        return False
+    return any(h in s for h in src.hints) and not any(h in s for h in src.not_hints)
 
 
 def pick(name: str, what: str, cands: Sequence[Path], good: Optional[Callable[[Path], bool]]) -> Optional[Path]:
@@ -145,21 +146,9 @@ def plan_alternatives(alts: List[Tuple[str, str]], dataset: str):
     return plan
 
 
-def _plan_cifar10c(name, ix: Index, opts):
-    t = pick(name, "CIFAR-10-C.tar", ix.files.get("CIFAR-10-C.tar", []), None)
-    if t is not None:
-        return [(t, "CIFAR-10-C.tar")], ["CIFAR-10-C"], []
-    dirs = [d for d in ix.dirs.get("CIFAR-10-C", []) if (d / "labels.npy").is_file()]
-    d = pick(name, "CIFAR-10-C/", dirs, None)
-    if d is not None:
-        return [(d, "CIFAR-10-C")], ["CIFAR-10-C.tar"], []
-    return [], [], [("CIFAR-10-C.tar", "CIFAR-10-C/labels.npy")]
-
-
 def _planner(name: str) -> Optional[Callable]:
-    if name == "cifar10c":
-        return _plan_cifar10c
-    return registry.source_of(name).plan_from if name in registry.DATASETS else None
+    src = _source(name)
+    return src.plan_from if src is not None else None
 
 
 def _quick_check(name: str, src: Path, rel: str) -> Optional[Tuple[bool, str]]:

@@ -42,8 +42,8 @@ def download(name: str, raw_dir: os.PathLike, options: Optional[Dict[str, Any]] 
     copied: List[str] = []
     if from_dir is not None:
         copied = local_source.place_from(name, raw_dir, from_dir, opts)
-    if name == "cifar10c":
-        return _download_cifar10c(raw_dir, marker, copied)
+    if registry.CORRUPTION_SETS.get(name, {}).get("official"):
+        return _download_official_corruptions(name, raw_dir, marker, copied)
     spec = registry.get_spec(name)
     prov: Dict[str, Any] = {}
     if spec.needs_download:
@@ -63,7 +63,7 @@ def download(name: str, raw_dir: os.PathLike, options: Optional[Dict[str, Any]] 
     return marker
 
 
-def _download_cifar10c(raw_dir: Path, marker: Path, copied: List[str]) -> Path:
+def _download_official_corruptions(name: str, raw_dir: Path, marker: Path, copied: List[str]) -> Path:
     """Official CIFAR-10-C if present/downloadable (a corrupt tar is an error), else a 'generate' marker.
 
     The marker only records this attempt: ``make_corruptions`` decides again
@@ -72,12 +72,12 @@ def _download_cifar10c(raw_dir: Path, marker: Path, copied: List[str]) -> Path:
     """
     found = find_official(raw_dir, allow_download=True)
     if "dir" in found:
-        info = {"dataset": "cifar10c", "decision": "official", "how": found["how"], "verified": found["verified"]}
+        info = {"dataset": name, "decision": "official", "how": found["how"], "verified": found["verified"]}
     else:
-        info = {"dataset": "cifar10c", "decision": "generate", "why": found["unavailable"]}
-        print(f"[autonorm-data] cifar10c: {found['unavailable']}; the corruptions step will generate the set "
+        info = {"dataset": name, "decision": "generate", "why": found["unavailable"]}
+        print(f"[autonorm-data] {name}: {found['unavailable']}; the corruptions step will generate the set "
               f"locally (rerun download when the official release is reachable or placed in "
-              f"{raw_dir / 'cifar10c'})", file=sys.stderr)
+              f"{raw_dir / name})", file=sys.stderr)
     write_json_atomic(marker, {**info, "copied": copied, "time": time.time()})
     return marker
 

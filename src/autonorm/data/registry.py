@@ -163,7 +163,9 @@ SMOKE_DATASETS: List[str] = [d for d, spec in DATASETS.items() if spec.standin]
 
 # Corruption sets: derived from a processed vision dataset.
 CORRUPTION_SETS: Dict[str, Dict[str, Any]] = {
-    "cifar10c": {"source": "cifar10", "official": True, "max_images": None, "display": "CIFAR-10-C"},
+    # "files": the DatasetSource of its official raw files (finding them under --from), as for a dataset
+    "cifar10c": {"source": "cifar10", "official": True, "max_images": None, "display": "CIFAR-10-C",
+                 "files": "corruption_sets:OFFICIAL_FILES"},
     "smoke_shapes32_c": {"source": "smoke_shapes32", "official": False, "max_images": 200,
                          "stands_in_for": "cifar10c", "standin_label": "CIFAR-10-C"},
 }
@@ -351,10 +353,17 @@ def get_spec(name: str) -> DatasetSpec:
 
 
 def source_of(name: str):
-    """The dataset's DatasetSource (imports its family module: torch for vision, pandas for text)."""
+    """The DatasetSource of a dataset (imports its family module: torch for vision, pandas for
+    text) or of an official corruption set's raw files."""
     import importlib
 
-    module, attr = get_spec(name).source.split(":")
+    if name in CORRUPTION_SETS:
+        ref = CORRUPTION_SETS[name].get("files")
+        if not ref:
+            raise KeyError(f"corruption set {name!r} has no raw files of its own (it is generated)")
+    else:
+        ref = get_spec(name).source
+    module, attr = ref.split(":")
     return getattr(importlib.import_module(f"{__package__}.{module}"), attr)
 
 

@@ -19,8 +19,9 @@ Options = Dict[str, Any]
 
 @dataclass(frozen=True)
 class DatasetSource:
-    #: (raw_dir, options) -> (meta, splits): raw files to the processed splits, nothing written
-    build: Callable[[Path, Options], Tuple[dict, dict]]
+    #: (raw_dir, options) -> (meta, splits): raw files to the processed splits, nothing written;
+    #: None for a corruption set's raw files (the make_corruptions step builds the set)
+    build: Optional[Callable[[Path, Options], Tuple[dict, dict]]] = None
     #: (raw_dir, options) -> True when every raw file the loader needs is there (not yet verified);
     #: None for a set that needs no raw files (bundled or generated)
     present: Optional[Callable[[Path, Options], bool]] = None
