@@ -66,6 +66,9 @@ def resolve_run_config(cfg: dict, dataset: str, method: str, seed: int) -> dict:
         "out_dir": f"{res}/runs/{dataset}/{method}/seed{seed}",
         "model": deep_merge(fam.get("model", {}), dcfg.get("model", {})),
         "train": deep_merge(fam.get("train", {}), dcfg.get("train", {})),
+        # AutoNorm's settings as one block for the reader of config.json; the norms read tau and
+        # drop_noise_when_frozen from norm_options only. The copy stays because this dict is each
+        # run's identity (provenance.run_config_hash): dropping a key would retrain every result.
         "autonorm": {"tau": settings.tau, "t_freeze": settings.t_freeze, "eps_h": settings.eps_h,
                      "freeze_enabled": freeze_enabled, "drop_noise_when_frozen": settings.drop_noise_when_frozen},
         "norm_options": norm_options,
