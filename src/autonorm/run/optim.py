@@ -81,8 +81,9 @@ class AdamW:
             torch._foreach_lerp_(exp_avgs, grads, 1 - beta1)
             torch._foreach_mul_(exp_avg_sqs, beta2)
             torch._foreach_addcmul_(exp_avg_sqs, grads, grads, 1 - beta2)
-            bias_correction1 = [1 - beta1 ** s.item() for s in steps]
-            bias_correction2 = [1 - beta2 ** s.item() for s in steps]
+            counts = [s.item() for s in steps]
+            bias_correction1 = [1 - beta1 ** t for t in counts]
+            bias_correction2 = [1 - beta2 ** t for t in counts]
             step_size = [(lr / bc) * -1 for bc in bias_correction1]
             denom = torch._foreach_sqrt(exp_avg_sqs)
             torch._foreach_div_(denom, [bc ** 0.5 for bc in bias_correction2])
