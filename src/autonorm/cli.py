@@ -32,7 +32,7 @@ EXIT_BUG, EXIT_USAGE, EXIT_DIVERGED, EXIT_BUSY, EXIT_WRITE, EXIT_MISSING, EXIT_D
 
 def explain(exc: BaseException) -> tuple[int, str]:
     """(exit code, one paragraph) for an exception that reached an entry point."""
-    from .config.workflow import ConfigError
+    from .config.run_config import ConfigError
     from .data.errors import DataCorruptError, DataError, DataMissingError
     from .io_utils import DamagedRunFile, WriteFailed
     from .run.runlock import RunFolderBusy

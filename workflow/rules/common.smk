@@ -3,11 +3,11 @@
 import json
 from pathlib import Path
 
-from autonorm.config.workflow import check_report_grid, resolve_run_config, results_dir
+from autonorm.config.run_config import resolve_run_config, results_dir, teacher_run_dir
+from autonorm.config.workflow import check_report_grid
 from autonorm.data import CORRUPTION_SETS as CORRUPTION_SET_INFO
 from autonorm.data import DATASETS
 from autonorm.output_names import FIGURE_NAMES, TABLE_NAMES
-from autonorm.config.run_config import teacher_run_dir
 from autonorm.config.variants import active_variants, same_runs, variant_datasets
 
 R = results_dir(config)

@@ -26,7 +26,7 @@ import torch
 
 from ..io_utils import WriteFailed, sha256_file
 
-log = logging.getLogger("autonorm.run.checkpoint")
+log = logging.getLogger(__name__)
 
 CHECKPOINT_FORMAT = 1
 CHECKPOINT = "checkpoint.pt"

@@ -32,7 +32,7 @@ from ..provenance import run_config_hash
 # torch, numpy and the model code are imported inside the functions that evaluate: a run whose
 # evaluation its training process already computed (eval_cache) is written without them.
 
-log = logging.getLogger("autonorm.run.evaluate")
+log = logging.getLogger(__name__)
 
 PAPER_CORRUPTIONS = ("gaussian_noise", "motion_blur", "brightness")
 

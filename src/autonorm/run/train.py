@@ -32,7 +32,8 @@ from torch import nn
 from . import cost, eval_cache
 from .checkpoint import (CHECKPOINT, CHECKPOINT_FORMAT, HASHES, PREVIOUS, clean_stale_temp_files,
                          load_checkpoint, rng_state, save_atomic, save_checkpoint, set_rng_state)
-from ..config.workflow import load_config, resolve_run_config
+from ..config.run_config import resolve_run_config
+from ..config.workflow import load_config
 from ..data import load_processed
 from .device import resolve_device, set_deterministic
 from .distill import Distiller
@@ -47,7 +48,7 @@ from ..provenance import env_info, run_config_hash
 from .runlock import RunFolderBusy, RunFolderLock
 from .tasks import TOKEN_TASKS, Task, batches_per_epoch, epoch_batches, run_eval, token_lengths
 
-log = logging.getLogger("autonorm.run.train")
+log = logging.getLogger(__name__)
 
 
 class TrainingDiverged(RuntimeError):
