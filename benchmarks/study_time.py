@@ -1,6 +1,7 @@
 """Where the time of a finished study went, from its benchmark TSVs.
 
     python benchmarks/study_time.py results/laptop [--cores 2] [--plot utilisation.png]
+    python benchmarks/study_time.py AFTER --against BEFORE   # the same jobs in two studies
 
 Prints, per rule and per dataset: jobs, summed wall time and summed CPU time (Snakemake's
 ``benchmark:`` files); the makespan (first job start to the report) and the summed job wall time
@@ -14,6 +15,12 @@ Each job's interval comes from its TSV: Snakemake writes the file when the job e
 modification time) and records the job's wall time in it (``s``), so the job started ``s``
 seconds before. A copied results folder keeps these times only if the copy kept modification
 times (``cp -a``).
+
+``--against BEFORE`` compares the jobs that two studies of the same preset both ran (say, two
+commits' results folders): per rule and dataset, the summed wall time of those jobs in each and
+the ratio. Run the two side by side on one machine (each with ``--cores 1``), so that both see
+the same machine at the same time: this VM's speed drifts by 10-30% within hours, more than
+most changes being measured (benchmarks/LOG.md sections 9 and 10).
 
 Snakemake's ``cpu_time`` is sampled while the job runs and undercounts: a laptop MNIST training
 that GNU ``time`` measured at 62 s of CPU in 62 s of wall time, alone or beside another, was
@@ -123,16 +130,49 @@ def plot(rows: list[dict], cores: int, t0: float, t1: float, out: Path, title: s
     plt.close(fig)
 
 
+def compare(after: list[dict], before: list[dict]) -> list[tuple]:
+    """(rule, dataset, jobs, before wall s, after wall s) over the jobs both studies ran, per rule
+    and dataset, then a total row ("all", "", ...)."""
+    old = {r["job"]: r["wall_s"] for r in before}
+    agg: dict = defaultdict(lambda: [0, 0.0, 0.0])
+    for r in after:
+        if r["job"] in old:
+            a = agg[(r["rule"], r["dataset"])]
+            a[0] += 1
+            a[1] += old[r["job"]]
+            a[2] += r["wall_s"]
+    rows = [(rule, d, n, b, a) for (rule, d), (n, b, a) in sorted(agg.items())]
+    total = [sum(col) for col in zip(*[(n, b, a) for *_, n, b, a in rows])] or [0, 0.0, 0.0]
+    return rows + [("all", "", *total)]
+
+
+def print_comparison(after: list[dict], before: list[dict], name_after: str, name_before: str) -> None:
+    rows = compare(after, before)
+    print(f"\njobs in both studies: {rows[-1][2]} (of {len(after)} in {name_after}, {len(before)} in {name_before})")
+    print(f"\n| rule | dataset | jobs | wall s, {name_before} | wall s, {name_after} | ratio |\n|---|---|---|---|---|---|")
+    for rule, d, n, b, a in rows:
+        ratio = f"{a / b:.2f}" if b > 0 else "-"
+        print(f"| {rule} | {d} | {n} | {b:,.0f} | {a:,.0f} | {'**' + ratio + '**' if rule == 'all' else ratio} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("results", type=Path, help="a study's results folder (results_dir)")
     p.add_argument("--cores", type=int, default=2)
     p.add_argument("--plot", type=Path, default=None, help="write the utilisation over time as a PNG")
     p.add_argument("--title", default=None, help="the plot's title (default: the results folder)")
+    p.add_argument("--against", type=Path, default=None,
+                   help="another results folder of the same preset (before): compare the jobs both ran")
     args = p.parse_args(argv)
     rows = read_benchmarks(args.results)
     if not rows:
         raise SystemExit(f"no benchmark TSVs under {args.results / 'benchmarks'}: is the study finished?")
+    if args.against is not None:
+        before = read_benchmarks(args.against)
+        if not before:
+            raise SystemExit(f"no benchmark TSVs under {args.against / 'benchmarks'}")
+        print_comparison(rows, before, str(args.results), str(args.against))
+        return 0
     for key in ("rule", "dataset"):
         agg: dict = defaultdict(lambda: [0, 0.0, 0.0])
         for r in rows:
