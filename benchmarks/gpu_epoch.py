@@ -76,7 +76,7 @@ def run_variant(method: str, bf16: bool, compile_: bool, frac: float, seed: int 
     torch.cuda.synchronize()
     t = time.perf_counter() - t0
     peak = torch.cuda.max_memory_allocated()
-    del model, step_model, opt, x, y
+    model = step_model = opt = x = y = None  # free the GPU memory before the next measurement
     torch.cuda.empty_cache()
     return {"epoch_s": t * steps / n, "warm_s": warm_s, "peak_mb": peak / 2**20, "loss": float(loss)}
 

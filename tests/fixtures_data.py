@@ -161,7 +161,7 @@ SST_TRAIN = [("it 's a charming and often affecting journey . ", 1), ("unflinchi
              ("the acting , costumes , music , cinematography and sound are all astounding ", 1),
              ("it 's slow -- very , very slow . ", 0), ("hide new secretions from the parental units ", 0),
              ("contains no wit , only labored gags ", 0), ("that loves its characters ", 1),
-             ("demonstrates that the director of such hollywood blockbusters as patriot games can still turn out a small , personal film ", 1)]
+             ("demonstrates that the director of such hollywood blockbusters as patriot games can still turn out a small , personal film ", 1)]  # noqa: E501
 SST_DEV = [("it 's a lovely film with lovely performances by buy and accorsi . ", 1),
            ("no one goes unindicted here , which is probably for the best . ", 1),
            ("the title not only describes its main characters , but the lazy people behind the camera as well . ", 0),
@@ -172,7 +172,7 @@ def write_sst2_tsv(raw_dir, train=SST_TRAIN, dev=SST_DEV):
     d = Path(raw_dir) / "sst2" / "SST-2"
     d.mkdir(parents=True, exist_ok=True)
     for name, rows in (("train.tsv", train), ("dev.tsv", dev)):
-        (d / name).write_text("sentence\tlabel\n" + "".join(f"{s}\t{l}\n" for s, l in rows), encoding="utf-8")
+        (d / name).write_text("sentence\tlabel\n" + "".join(f"{s}\t{lab}\n" for s, lab in rows), encoding="utf-8")
     return d
 
 
@@ -181,7 +181,7 @@ def write_sst2_parquet(raw_dir, train=SST_TRAIN, dev=SST_DEV):
     d = Path(raw_dir) / "sst2" / "sst2"
     d.mkdir(parents=True, exist_ok=True)
     for split, rows in (("train", train), ("validation", dev)):
-        pd.DataFrame({"sentence": [s for s, _ in rows], "label": [l for _, l in rows],
+        pd.DataFrame({"sentence": [s for s, _ in rows], "label": [lab for _, lab in rows],
                       "idx": list(range(len(rows)))}).to_parquet(d / f"{split}-00000-of-00001.parquet")
     return d
 

@@ -3,10 +3,9 @@ import tarfile
 
 import numpy as np
 import pytest
-import torch
 
 import fixtures_data as fx
-from autonorm.data import CORRUPTIONS, DataCorruptError, load_corruptions, registry
+from autonorm.data import CORRUPTIONS, DataCorruptError, load_corruptions
 from autonorm.data import corruption_sets
 from autonorm.data.cli import main
 from autonorm.data.corruptions import corrupt, elastic_displacement

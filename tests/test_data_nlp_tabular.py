@@ -1,7 +1,6 @@
 """SST-2, PTB POS, Energy Efficiency and California Housing on fixture files in their real formats;
 content verification, provenance, trivial baselines and processed-data integrity."""
 import json
-import pickle
 import tarfile
 
 import numpy as np
@@ -33,7 +32,7 @@ def test_sst2_tsv_and_parquet(tmp_path, writer, monkeypatch):
     assert meta["itos"][:2] == ["<pad>", "<unk>"] and meta["pad_id"] == 0 and meta["unk_id"] == 1
     assert "n't" not in meta["itos"] and "'s" in meta["itos"]
     x, y = ds.split("test")
-    assert x.dtype == torch.int64 and x.shape == (4, 8) and y.tolist() == [l for _, l in fx.SST_DEV]
+    assert x.dtype == torch.int64 and x.shape == (4, 8) and y.tolist() == [lab for _, lab in fx.SST_DEV]
     assert meta["truncated"]["train"] >= 1
     assert (x == 1).any()  # unseen test words -> <unk>
     prov = meta["provenance"]

@@ -71,7 +71,7 @@ def test_sentiment_needs_order():
     from sklearn.linear_model import LogisticRegression
     from autonorm.data.smoke import generate_sentiment
     texts, labels = generate_sentiment(2000, 0)
-    good = [int(l) for t, l in zip(texts, labels) if "good" in t and len(t) <= 7]
+    good = [int(lab) for t, lab in zip(texts, labels) if "good" in t and len(t) <= 7]
     assert set(good) == {0, 1}  # "... good" and "... not good"
     X = CountVectorizer(token_pattern=r"[^ ]+").fit_transform([" ".join(t) for t in texts])
     acc = LogisticRegression(max_iter=2000).fit(X[:1500], labels[:1500]).score(X[1500:], labels[1500:])

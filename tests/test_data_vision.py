@@ -1,6 +1,5 @@
 """Vision loaders on fixture files in the real raw formats (IDX gz, CIFAR pickles/tar, SVHN .mat)."""
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest

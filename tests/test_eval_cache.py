@@ -88,8 +88,11 @@ def test_any_changed_input_evaluates_from_scratch(tmp_path, change, monkeypatch,
     elif change == "model":
         _changed_model(run)
     elif change == "code":  # the source on disk differs from the training process's
+        import autonorm
+
         monkeypatch.setattr(eval_cache, "fingerprint_on_disk", lambda: "edited")
-        monkeypatch.setattr(eval_cache, "_CODE_FINGERPRINT", "edited")
+        monkeypatch.setattr(autonorm, "CODE_AT_IMPORT", "edited")  # this process imported other code
+        monkeypatch.setattr(eval_cache, "_CODE_FINGERPRINT", None)
     elif change == "data_meta":
         meta = json.loads((data / "meta.json").read_text())
         (data / "meta.json").write_text(json.dumps(meta | {"description": "other"}))
@@ -105,6 +108,11 @@ def test_any_changed_input_evaluates_from_scratch(tmp_path, change, monkeypatch,
     assert why[0] is None, f"{change}: the stored evaluation would be reused ({why[1]})"
     if change == "corruptions":
         return  # a corruption set needs a corruption folder; the key alone is the check here
+    if change == "test_split":  # other data than the run was trained on: refused, not evaluated
+        args = ["--run-dir", str(run), "--data-dir", str(data), "--out", str(tmp_path / "e.json"),
+                "--threads", "1", "--device", "cpu"]
+        assert evaluate.main(args) == 2 and not (tmp_path / "e.json").exists()
+        return
     out = _eval(run, data, tmp_path / "e.json", *extra)
     assert len(count_evaluations) == n + 1, f"{change}: not evaluated from scratch"
     if change == "model":  # the stored numbers were of the old weights: they must not be the output

@@ -203,7 +203,8 @@ def test_scanner_resolves_relative_paths_from_the_file():
 
 METHOD_SECTIONS = ["1 Method", "2 Baselines", "3 Backbones", "4 Datasets", "5 Metrics and statistics",
                    "6 The paper's numbers", "7 Ablations", "8 Numbers not to take at face value",
-                   "9 Our choices", "10 The paper-depth study (`workflow/presets/depth.yaml`)"]
+                   "9 Our choices", "10 The paper-depth study (`workflow/presets/depth.yaml`)",
+                   "11 How a claim is judged", "12 A run's identity"]
 
 
 def test_method_document_sections_are_stable():

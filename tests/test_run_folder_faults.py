@@ -18,7 +18,7 @@ from autonorm.run import evaluate, train
 from autonorm.io_utils import WriteFailed, write_json_atomic
 from autonorm.provenance import run_config_hash
 from autonorm.run.runlock import RunFolderBusy, RunFolderLock
-from autonorm.run.train import TrainingDiverged, train_run
+from autonorm.run.train import train_run
 from core_fixtures import make_processed, rewrite_split, run_config
 
 OLD_OUTPUTS = ("status.json", "metrics.json", "model.pt", "model.json", "history.json", "freeze.json",

@@ -105,7 +105,7 @@ def test_resume_matches_uninterrupted(tmp_path, task):
 def test_same_seed_same_metrics_other_seed_differs(image_data, tmp_path):
     a = train_run(run_config(image_data, tmp_path / "a", method="random", epochs=1))
     b = train_run(run_config(image_data, tmp_path / "b", method="random", epochs=1))
-    c = train_run(run_config(image_data, tmp_path / "c", method="random", epochs=1, ) | {"seed": 1})
+    train_run(run_config(image_data, tmp_path / "c", method="random", epochs=1, ) | {"seed": 1})
     assert a["test"] == b["test"]
     ha = json.loads((tmp_path / "a" / "history.json").read_text())
     hc = json.loads((tmp_path / "c" / "history.json").read_text())

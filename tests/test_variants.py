@@ -16,9 +16,12 @@ from pathlib import Path
 
 import pytest
 import torch
+
+from autonorm.data.integrity import data_identity
 import yaml
 
 from autonorm.config.workflow import ConfigError, check_config, load_config, resolve_run_config
+from autonorm.config.variants import VARIANT_AXES
 from autonorm.run.distill import DistillationError, Distiller, distillation_loss, kd_divergence
 from autonorm.models import build_model
 from autonorm.provenance import run_config_hash
@@ -83,8 +86,18 @@ def _fake_teacher_run(run_dir: Path, data_dir: Path, status="ok", config_hash="a
     run_dir.mkdir(parents=True)
     (run_dir / "config.json").write_text(json.dumps({"method": "teacher_mlp", "model": TINY_MODEL}))
     save_model(run_dir, teacher.state_dict())
-    (run_dir / "metrics.json").write_text(json.dumps({"status": status, "config_hash": config_hash}))
+    (run_dir / "metrics.json").write_text(json.dumps({"status": status, "config_hash": config_hash,
+                                                      "data_identity": data_identity(meta, data_dir)}))
     return meta, teacher
+
+
+def test_teacher_trained_on_other_data_is_refused(tmp_path):
+    data = make_processed(tmp_path, "image_classification")
+    meta, _ = _fake_teacher_run(tmp_path / "teacher", data)
+    cfg = {"distill": {"temperature": 4.0, "weight": 0.5, "teacher_run_dir": str(tmp_path / "teacher")}}
+    assert Distiller.from_run_config(cfg, meta, torch.device("cpu"), data_identity(meta, data)) is not None
+    with pytest.raises(DistillationError, match="trained on other data"):
+        Distiller.from_run_config(cfg, meta, torch.device("cpu"), "0123456789abcdef")
 
 
 def test_distiller_loads_the_teacher_run_without_touching_the_random_stream(tmp_path):
@@ -190,7 +203,8 @@ def test_variants_run_on_their_datasets_only():
 def test_every_axis_is_in_the_ablations_preset():
     cfg = ablation_config()
     axes = {cfg["variants"][v]["axis"] for v in active_variants(cfg)}
-    assert axes == {"tau", "selector", "gumbel", "t_freeze", "eps_h", "distill", "gate3"}
+    assert axes == set(VARIANT_AXES)  # every axis the config knows (the selector's width included)
+    assert "selector_width" in axes
     assert sorted(cfg["variants"][v]["value"] for v in active_variants(cfg)
                   if cfg["variants"][v]["axis"] == "tau") == [0.1, 0.25, 0.5, 1.0, 2.0]
 
@@ -324,14 +338,17 @@ def test_ablations_preset_dry_run_shows_every_axis(tmp_path):
                 ("ptb_pos", "selector_linear"), ("cifar10", "gumbel_hard"), ("cifar100", "gumbel_hard"),
                 ("ptb_pos", "gumbel_hard"), ("cifar10", "t_freeze_5"), ("cifar10", "t_freeze_20"),
                 ("cifar10", "eps_h_0_05"), ("cifar10", "eps_h_0_2"), ("cifar10", "distill"),
-                ("ptb_pos", "gate_3"), ("cifar10", "teacher_mlp")]:
+                ("ptb_pos", "gate_3"), ("cifar10", "teacher_mlp"), ("mnist", "selector_width_5"),
+                ("ptb_pos", "selector_width_5"), ("mnist", "autonorm_s")]:
         assert jobs[("train",) + run] == 5, run
     assert ("ptb_pos", "t_freeze_5") not in trained and ("ptb_pos", "distill") not in trained
     assert jobs[("same_run_eval", "cifar10", "tau_0_5")] == 5
     totals = Counter()
     for (rule, _, _), n in jobs.items():
         totals[rule] += n
-    assert totals["train"] == 150 and totals["evaluate"] == 150 and totals["same_run_eval"] == 55
+    # 150 before the selector-width axis; + MNIST's 4 methods and the width-5 variant on MNIST and PTB
+    assert totals["train"] == 150 + 4 * 5 + 2 * 5 and totals["evaluate"] == 180
+    assert totals["same_run_eval"] == 55
     # the student's training job waits for its teacher run
     m = re.search(r"rule train:\n    input: (.*)\n    output: \S+/runs/cifar10/distill/seed2/status.json", out)
     assert m and "runs/cifar10/teacher_mlp/seed2/status.json" in m.group(1)

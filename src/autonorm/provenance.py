@@ -69,6 +69,8 @@ def env_info(device=None) -> dict:
                                                   "scikit-learn", "pandas", "statsmodels", "snakemake")},
         "torch_threads": torch.get_num_threads(),
         "git_commit": _git_commit(),
+        # the code that computes learned numbers, as imported (autonorm.fingerprint)
+        "training_code": __import__("autonorm").TRAINING_CODE_AT_IMPORT,
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
         "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
         "device": str(device) if device is not None else None,

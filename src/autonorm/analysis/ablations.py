@@ -71,7 +71,8 @@ def convergence_values(history: pd.DataFrame, methods: Sequence[str]) -> pd.Data
 
 def ablation_table(values: pd.DataFrame, runs: pd.DataFrame, variants: dict[str, dict],
                    results: str | Path | None = None,
-                   history: pd.DataFrame | None = None) -> pd.DataFrame:
+                   history: pd.DataFrame | None = None,
+                   configs: dict | None = None) -> pd.DataFrame:
     """Each variant beside its base method: per dataset x axis x primary metric.
 
     Rows: every base method of the axis that has results (``is_base`` true; its
@@ -102,11 +103,13 @@ def ablation_table(values: pd.DataFrame, runs: pd.DataFrame, variants: dict[str,
                 bv = next((variants[n].get("base_value") for n in names
                            if variants[n].get("base") == b
                            and variants[n].get("base_value") is not None), None)
-                if bv is None and results is not None:
+                if bv is None and (results is not None or configs is not None):
                     brun = runs[(runs.dataset == d) & (runs.method == b) & (runs.status == "ok")]
-                    for path in brun["path"]:
-                        bv = _axis_value_in_config(
-                            _read_json_or_none(Path(path) / "config.json"), axis)
+                    for path, seed in zip(brun["path"], brun["seed"]):
+                        # a results folder's run config, or a study record's (analysis.records)
+                        cfg = (configs.get(f"{d}/{b}/seed{int(seed)}") if configs is not None
+                               else _read_json_or_none(Path(path) / "config.json"))
+                        bv = _axis_value_in_config(cfg, axis)
                         if bv is not None:
                             break
                 if bv is None:

@@ -94,6 +94,20 @@ def aggregate(results: str | Path, datasets: Sequence[str], methods: Sequence[st
     all_methods = methods + [v for v in variants if v not in methods]
     raw = collect(results, datasets, all_methods, seeds,
                   sparse=[v for v in variants if v not in methods])
+    tables = tables_from_runs(raw, methods, variants, reference, reference_method, results)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, df in tables.items():
+        write_csv_atomic(out_dir / name, df, float_format="%.10g")
+    return tables
+
+
+def tables_from_runs(raw: dict, methods: Sequence[str], variants: Sequence[str],
+                     reference: str | Path | None = None, reference_method: str = REFERENCE_METHOD,
+                     results: str | Path | None = None) -> dict[str, pd.DataFrame]:
+    """Every table from the per-run frames ``raw`` (collect's output, or a study record's:
+    analysis.records), so that a record and its results folder give the same statistics."""
+    methods = list(dict.fromkeys(methods))
     var_info = dict(raw["variants"])
     for v in variants:  # a declared variant with no eval json yet: axis unknown
         var_info.setdefault(v, {"name": v, "base": "", "axis": "unknown", "value": v})
@@ -105,8 +119,9 @@ def aggregate(results: str | Path, datasets: Sequence[str], methods: Sequence[st
                         raw["baselines"])
     comparisons = compare_methods(main_values, main_methods, raw["ds_info"], reference_method,
                                   same_run_pairs(raw["runs"]), ref)
-    ablations = ablation_table(raw["values"], raw["runs"], var_info, results, raw["history"])
-    tables = {
+    ablations = ablation_table(raw["values"], raw["runs"], var_info, results, raw["history"],
+                              configs=raw.get("configs"))
+    return {
         "summary.csv": summary,
         "comparisons.csv": comparisons,
         "runs.csv": raw["runs"],
@@ -118,11 +133,6 @@ def aggregate(results: str | Path, datasets: Sequence[str], methods: Sequence[st
         "baselines.csv": raw["baselines"],
         "ablations.csv": ablations,
     }
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for name, df in tables.items():
-        write_csv_atomic(out_dir / name, df, float_format="%.10g")
-    return tables
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -23,7 +23,8 @@ Choices (documented here because the paper is silent on them):
 * Power (:func:`min_detectable_difference`): the smallest true mean paired
   difference a two-sided paired t-test at alpha = 0.05 (uncorrected) detects
   with 80% probability, given n pairs and the observed sd of the paired
-  differences (statsmodels' ``TTestPower``, noncentral t).  It is what "no
+  differences (the power equation integrated numerically, its root bracketed:
+  :func:`power_of_paired_test`).  It is what "no
   significant difference" can and cannot rule out.
 * Holm's step-down correction is applied per *family* (see
   :func:`metric_family` and ``aggregate.compare_methods``): all (method,
@@ -231,9 +232,8 @@ def min_detectable_difference(n: int, sd_diff: float, alpha: float = 0.05,
     paired t-test at level ``alpha`` with ``n`` pairs whose differences have
     standard deviation ``sd_diff``.
 
-    Solves the noncentral-t power equation for the standardised effect d_z
-    (statsmodels ``TTestPower.solve_power``; :func:`power_of_paired_test`
-    writes the equation out for the tests) and returns ``d_z * sd_diff``
+    Solves the power equation (:func:`power_of_paired_test`) for the standardised effect d_z
+    and returns ``d_z * sd_diff``
     in the metric's units.  NaN when n < 2 or sd_diff is not finite; 0 when
     sd_diff is 0 (every nonzero difference is then "detected").
     """
@@ -247,28 +247,43 @@ def min_detectable_difference(n: int, sd_diff: float, alpha: float = 0.05,
 
 @functools.lru_cache(maxsize=256)
 def _detectable_dz(n: int, alpha: float, power: float) -> float:
-    """d_z a two-sided paired t-test with n pairs detects with ``power`` (depends on n only)."""
-    from statsmodels.stats.power import TTestPower
+    """d_z a two-sided paired t-test with n pairs detects with ``power`` (depends on n only): the
+    root of :func:`power_of_paired_test` - power, bracketed (the power rises with d_z) and found by
+    Brent's method. statsmodels' ``TTestPower.solve_power`` is not used: at n = 3 and small alpha
+    its noncentral-t tail is NaN and it returns roots that are not roots (d_z 4.29 at alpha 0.05/3,
+    where the power equation gives 5.67)."""
+    from scipy import optimize
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        dz = TTestPower().solve_power(effect_size=None, nobs=n, alpha=alpha, power=power,
-                                      alternative="two-sided")
-    return float(np.asarray(dz).reshape(-1)[0])
+    if not 0 < alpha < 1 or not alpha < power < 1:
+        return math.nan
+    hi = 1.0
+    while power_of_paired_test(n, hi, alpha) < power:
+        hi *= 2.0
+        if hi > 1e6:
+            return math.nan
+    return float(optimize.brentq(lambda dz: power_of_paired_test(n, dz, alpha) - power, 0.0, hi,
+                                 xtol=1e-10, rtol=1e-12))
 
 
 def power_of_paired_test(n: int, dz: float, alpha: float = 0.05) -> float:
-    """Power of a two-sided paired t-test: P(|T| > t_crit) with T ~ nct(n-1, dz*sqrt(n)).
+    """Power of a two-sided paired t-test with n pairs at a true standardised difference d_z:
+    P(|T| > t_crit) with T = (Z + d_z sqrt(n)) / sqrt(V / (n-1)), Z standard normal, V chi-square
+    with n-1 degrees of freedom. Computed as the expectation over V of two normal tails, by
+    quadrature (scipy's noncentral t is NaN far in its tail at 2 degrees of freedom)."""
+    from scipy import integrate
 
-    Written out from the definition (scipy's noncentral t), so the tests can
-    check :func:`min_detectable_difference` against it.
-    """
     if n < 2:
         return math.nan
     df = n - 1
     crit = sps.t.ppf(1 - alpha / 2, df)
-    nc = dz * math.sqrt(n)
-    return float(sps.nct.sf(crit, df, nc) + sps.nct.cdf(-crit, df, nc))
+    nc = abs(dz) * math.sqrt(n)
+
+    def integrand(v: float) -> float:
+        s = crit * math.sqrt(v / df)
+        return sps.chi2.pdf(v, df) * (sps.norm.cdf(nc - s) + sps.norm.cdf(-nc - s))
+
+    value, _ = integrate.quad(integrand, 0.0, math.inf, limit=200)
+    return float(min(max(value, 0.0), 1.0))
 
 
 def holm(pvalues: Sequence[float]) -> np.ndarray:

@@ -53,7 +53,7 @@ def resolve_run_config(cfg: dict, dataset: str, method: str, seed: int) -> dict:
     freeze_enabled = bool(auto.get("freeze", {}).get(family, True))
     norm_options = dict(cfg.get("norm_options", {}))
     norm_options.update(tau=settings.tau, drop_noise_when_frozen=settings.drop_noise_when_frozen)
-    for key in ("selector", "hard", "gates"):  # ablation options, written only when set: default run configs unchanged
+    for key in ("selector", "hard", "gates", "selector_hidden"):  # ablation options, written only when set: default run configs unchanged
         if key in auto:
             norm_options[key] = auto[key]
     res = results_dir(cfg)
@@ -104,3 +104,46 @@ def teacher_run_dir(cfg: dict, dataset: str, name: str, seed: int) -> str | None
     if name in METHODS or "distill" not in declared_variants(cfg).get(name, {}):
         return None
     return resolve_variant_run_config(cfg, dataset, name, seed)["distill"]["teacher_run_dir"]
+
+
+def gate_choices_of(run: dict) -> int:
+    """How many norms a run's learned gate mixes (0: no learned gate)."""
+    from ..methods import get_method
+
+    method = get_method(run["method"])
+    if not method.gate_choices:
+        return 0
+    return 3 if method.gate_choices == 3 or str((run.get("norm_options") or {}).get("gates", 2)) == "3" else 2
+
+
+def run_settings_problems(run: dict) -> list[tuple[str, str]]:
+    """The one validation of a resolved run config's AutoNorm settings: (key in the run config,
+    problem) for each setting no training can honour. The workflow's config check names each
+    problem by the config key that set it (config.workflow, config.variants); ``autonorm-train``
+    refuses a run config with any, so both refuse the same settings."""
+    import math
+
+    from ..methods import get_method
+
+    out: list[tuple[str, str]] = []
+    auto = run.get("autonorm") or {}
+    tau, eps_h, t_freeze = auto.get("tau"), auto.get("eps_h"), auto.get("t_freeze")
+    gates = gate_choices_of(run)
+    if gates and not (isinstance(tau, (int, float)) and tau > 0):
+        out.append(("autonorm.tau", f"tau={tau!r} must be a number above 0 (the Gumbel-Softmax temperature)"))
+    freezes = get_method(run["method"]).freeze_selectors and bool(auto.get("freeze_enabled", True))
+    if not (freezes and gates):
+        return out
+    if not (isinstance(eps_h, (int, float)) and eps_h > 0):
+        out.append(("autonorm.eps_h", f"eps_h={eps_h!r} must be a number above 0: a mean entropy is never "
+                                      "below 0, so the selectors would always freeze"))
+    elif eps_h >= math.log(gates):
+        out.append(("autonorm.eps_h", f"eps_h={eps_h:g} is not below ln {gates} = {math.log(gates):.4f}, the "
+                                      f"largest entropy of a {gates}-way gate: its selectors would never freeze"))
+    epochs = (run.get("train") or {}).get("epochs")
+    if not (isinstance(t_freeze, int) and not isinstance(t_freeze, bool) and t_freeze >= 1):
+        out.append(("autonorm.t_freeze", f"t_freeze={t_freeze!r} must be an epoch number (1 or more)"))
+    elif epochs is not None and t_freeze > epochs:
+        out.append(("autonorm.t_freeze", f"t_freeze={t_freeze} is after the last epoch ({epochs}): "
+                                         "the freeze rule would never decide"))
+    return out

@@ -37,7 +37,7 @@ from .run_config import DEFAULT_TEACHER, ConfigError, declared_variants, resolve
 from ..io_utils import write_json_atomic
 from ..methods import METHODS, get_method
 
-VARIANT_AXES = ("tau", "selector", "gumbel", "t_freeze", "eps_h", "distill", "gate3")
+VARIANT_AXES = ("tau", "selector", "selector_width", "gumbel", "t_freeze", "eps_h", "distill", "gate3")
 NORM_OPTION_DEFAULTS = {("selector", "mlp"), ("hard", False), ("gates", 2)}
 
 

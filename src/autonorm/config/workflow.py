@@ -20,6 +20,7 @@ import yaml
 
 from ..methods import GATE_CHOICES, METHODS, AutoNormSettings
 from .run_config import ConfigError, deep_merge, resolve_run_config, results_dir  # noqa: F401 (the public API)
+from .run_config import run_settings_problems
 
 #: the config schema, package data (importlib.resources: an installed package finds it from any
 #: folder); workflow/schemas/config.schema.yaml, where the Snakemake catalog layout puts it, is a
@@ -170,6 +171,10 @@ def _cross_key_problems(cfg: dict) -> list[str]:
             add(f"config key dataset_config.{d}.corruptions: {cset} is made from "
                 f"{CORRUPTION_SETS[cset]['source']}'s test set, not {d}'s")
         data = block.get("data", {}) or {}
+        if d in DATASETS:  # a data setting the dataset does not read would be silently dropped
+            for key in sorted(set(data) - set(DATASETS[d].data_keys)):
+                add(f"config key dataset_config.{d}.data.{key}: dataset {d} does not read {key!r} (it reads "
+                    f"{', '.join(sorted(DATASETS[d].data_keys)) or 'no data settings'}); remove it")
         vf, tf = data.get("val_fraction"), data.get("test_fraction")
         if isinstance(vf, (int, float)) and isinstance(tf, (int, float)) and vf + tf >= 1:
             add(f"config key dataset_config.{d}.data.val_fraction: val_fraction + test_fraction = {vf + tf:g} "
@@ -231,18 +236,19 @@ def _cross_key_problems(cfg: dict) -> list[str]:
         if dim and heads and dim % heads:
             add(f"config key {where('model', 'heads')}: dim={dim} ({where('model', 'dim')}) is not divisible "
                 f"by heads={heads} for dataset {d}")
-        if freezing and freeze.get(fam_name, True) and epochs is not None and t_freeze > epochs:
-            add(f"config key autonorm.t_freeze: t_freeze={t_freeze} is after the last epoch "
-                f"({epochs}, {where('train', 'epochs')}) of dataset {d}, whose family {fam_name} freezes: "
-                f"{', '.join(freezing)} would never decide; lower t_freeze or set autonorm.freeze.{fam_name}: false")
-    freezing_here = [m for m in freezing
-                     if any(freeze.get(blocks[d]["family"], True) for d in cfg.get("datasets", []))]
-    for m in freezing_here:
-        k = GATE_CHOICES.get(METHODS[m].norm, 2)
-        if eps_h >= math.log(k):
-            add(f"config key autonorm.eps_h: eps_h={eps_h:g} is not below ln {k} = {math.log(k):.4f}, the largest "
-                f"entropy of {m}'s {k}-way gate: its selectors would never freeze "
-                f"(to disable freezing set autonorm.freeze.<family>: false)")
+        # the run's own settings, by the one validation autonorm-train applies too
+        for m in (freezing if freeze.get(fam_name, True) else []):
+            run = resolve_run_config(cfg, d, m, int((cfg.get("seeds") or [0])[0]))
+            for key, msg in run_settings_problems(run):
+                if key == "autonorm.t_freeze" and ("t_freeze", fam_name) not in said:
+                    said.add(("t_freeze", fam_name))
+                    add(f"config key autonorm.t_freeze: {msg} ({where('train', 'epochs')}) of dataset {d}, "
+                        f"whose family {fam_name} freezes: {', '.join(freezing)} would never decide; lower "
+                        f"t_freeze or set autonorm.freeze.{fam_name}: false")
+                elif key == "autonorm.eps_h" and ("eps_h", m) not in said:
+                    said.add(("eps_h", m))
+                    add(f"config key autonorm.eps_h: {msg} ({m}; to disable freezing set "
+                        f"autonorm.freeze.<family>: false)")
     return problems
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import json
 import os
 import socket
 from pathlib import Path
@@ -239,3 +240,18 @@ def require_network(dataset: str, raw_dir: os.PathLike, rels, timeout: float = 3
     raise missing_error(dataset, raw_dir, rels,
                         note=f"No network: {', '.join(hosts)} not reachable within {timeout:g} s, so nothing "
                              f"was downloaded.")
+
+
+# ------------------------------------------------------------------ a processed dataset's identity
+def data_identity(meta: Dict[str, Any], path: os.PathLike) -> str:
+    """16 hex digits: sha256 of the dataset's name, resolved options and the sha256 of each split
+    file (from meta.json's ``split_files``; a split it records none for, as in a hand-written
+    meta.json, is hashed from its file). Loading a split verifies the file against that record."""
+    recorded = meta.get("split_files") or {}
+    splits = {}
+    for p in sorted(Path(path).glob("*.pt")):
+        name = p.stem
+        rec = recorded.get(name)
+        splits[name] = rec.get("sha256") if isinstance(rec, dict) and rec.get("sha256") else file_hash(p, "sha256")
+    ident = {"name": meta.get("name"), "options": meta.get("options"), "splits": splits}
+    return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:16]

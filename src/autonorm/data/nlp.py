@@ -490,8 +490,10 @@ def load_ptb(raw_dir, options: Dict[str, Any], checks: Optional[Checks] = None
         else:
             checks.unverified(root, f"sentence counts {counts}", f"the standard WSJ POS split has {WSJ_SENTENCES}",
                               sha256=digest)
+        keep, sub = subsample_train(np.arange(len(sents["train"])), options, int(options.get("split_seed", 0)))
+        sents["train"] = [sents["train"][i] for i in keep]
         return sents, {"ptb_source": source, "root": str(root), "n_files": len(files), "checks": checks,
-                       "split_note": "standard WSJ POS sections 00-18 / 19-21 / 22-24"}
+                       "split_note": "standard WSJ POS sections 00-18 / 19-21 / 22-24" + sub}
     if source != "nltk_sample":
         raise ValueError(f"ptb_source must be 'nltk_sample' or 'wsj_full', got {source!r}")
     d = _nltk_sample_files(raw_dir, checks)
@@ -504,11 +506,12 @@ def load_ptb(raw_dir, options: Dict[str, Any], checks: Optional[Checks] = None
         raise DataCorruptError(f"Dataset 'ptb_pos': only {len(all_sents)} sentences parsed from {d}")
     tr, va, te = three_way(len(all_sents), float(options.get("val_fraction", 0.1)),
                            float(options.get("test_fraction", 0.1)), int(options.get("split_seed", 0)))
+    tr, sub = subsample_train(tr, options, int(options.get("split_seed", 0)))
     sents = {"train": [all_sents[i] for i in tr], "val": [all_sents[i] for i in va], "test": [all_sents[i] for i in te]}
     return sents, {"ptb_source": source, "root": str(d), "n_files": len(files), "n_sentences": len(all_sents),
                    "checks": checks,
                    "split_note": "NLTK WSJ sample (no official split): "
-                                 + split_note(tr, va, te, "seeded sentence-level")}
+                                 + split_note(tr, va, te, "seeded sentence-level") + sub}
 
 
 def preprocess_ptb(raw_dir, options: Dict[str, Any]):

@@ -88,6 +88,34 @@ def build(name: str, raw_dir: os.PathLike, options: Optional[Dict[str, Any]] = N
     return registry.source_of(name).build(raw_dir, opts)
 
 
+class OptionReads(dict):
+    """The options dict a builder gets, recording which keys it looked up (``read``): how a test
+    checks that a dataset's declared ``data_keys`` are exactly the options its builder reads."""
+
+    def __init__(self, *a, **k):
+        super().__init__(*a, **k)
+        self.read: set = set()
+
+    def get(self, key, default=None):
+        self.read.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key):
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key):
+        self.read.add(key)
+        return super().__contains__(key)
+
+
+def options_read(name: str, raw_dir: os.PathLike, options: Optional[Dict[str, Any]] = None) -> set:
+    """The option keys the dataset's builder reads when built with ``options`` (nothing written)."""
+    opts = OptionReads(registry.resolve_options(name, options))
+    registry.source_of(name).build(raw_dir, opts)
+    return opts.read
+
+
 def preprocess(name: str, raw_dir: os.PathLike, out: os.PathLike, options: Optional[Dict[str, Any]] = None
                ) -> Dict[str, Any]:
     """Build and atomically write ``out`` (meta.json + split .pt files); returns meta.

@@ -64,6 +64,9 @@ class DatasetSpec:
     # "module:NAME" of its DatasetSource in autonorm.data (how its raw files are found, verified,
     # fetched and built); imported only when a step needs it: source_of(name)
     source: str = ""
+    # the preprocessing options (config `dataset_config.<name>.data`) its builder reads; the config
+    # check refuses any other (tests/test_run_identity.py checks these against what the builder reads)
+    data_keys: Tuple[str, ...] = ()
 
     def as_dict(self) -> Dict[str, Any]:
         return {
@@ -72,7 +75,7 @@ class DatasetSpec:
             "rotation": self.rotation, "corruption_set": self.corruption_set,
             "defaults": dict(self.defaults), "image_size": self.image_size, "display": self.display,
             "stands_in_for": self.stands_in_for, "standin_label": self.standin_label,
-            "source": self.source,
+            "source": self.source, "data_keys": list(self.data_keys),
         }
 
 
@@ -81,7 +84,8 @@ def _vision(name, desc, image_size, display, val_size=None, val_fraction=0.1, co
     if val_size is not None:
         d["val_size"] = val_size
     return DatasetSpec(name, "vision", "image_classification", False, desc, True, True, corruption_set, d,
-                       image_size, display, source=f"vision:{name.upper()}")
+                       image_size, display, source=f"vision:{name.upper()}",
+                       data_keys=("val_fraction", "val_size", "split_seed", "max_train", "allow_unverified"))
 
 
 DATASETS: Dict[str, DatasetSpec] = {
@@ -101,23 +105,28 @@ DATASETS: Dict[str, DatasetSpec] = {
         "seeded sentence split, 80/10/10 by default); option ptb_source='wsj_full' uses the licensed LDC "
         "Treebank-3 WSJ with the standard sections 0-18/19-21/22-24.",
         defaults={"max_len": 128, "ptb_source": "nltk_sample", "split_seed": 0, "min_freq": 1,
-                  "val_fraction": 0.1, "test_fraction": 0.1}, display="PTB", source="nlp:PTB_POS"),
+                  "val_fraction": 0.1, "test_fraction": 0.1}, display="PTB", source="nlp:PTB_POS",
+        data_keys=("max_len", "ptb_source", "split_seed", "min_freq", "val_fraction", "test_fraction",
+                   "unk_signatures", "max_train", "allow_unverified")),
     "sst2": DatasetSpec(
         "sst2", "nlp", "sequence_classification", False,
         "GLUE SST-2 binary sentiment (Socher et al. 2013). Test = the 872-sentence GLUE validation "
         "split (GLUE hides test labels); validation = seeded holdout of GLUE train.",
-        defaults={"max_len": 64, "split_seed": 0, "val_fraction": 0.1, "min_freq": 1}, display="SST-2", source="nlp:SST2"),
+        defaults={"max_len": 64, "split_seed": 0, "val_fraction": 0.1, "min_freq": 1}, display="SST-2", source="nlp:SST2",
+        data_keys=("max_len", "split_seed", "val_fraction", "val_size", "min_freq", "max_train", "allow_unverified")),
     "energy_efficiency": DatasetSpec(
         "energy_efficiency", "tabular", "regression", False,
         "UCI Energy Efficiency (Tsanas & Xifara 2012, UCI id 242): 768 buildings, 8 features, "
         "target heating load (Y1) or cooling load (Y2); seeded train/val/test split, 70/15/15 by default.",
         defaults={"target": "heating_load", "split_seed": 0, "val_fraction": 0.15, "test_fraction": 0.15},
-        display="Energy Efficiency", source="tabular:ENERGY_EFFICIENCY"),
+        display="Energy Efficiency", source="tabular:ENERGY_EFFICIENCY",
+        data_keys=("target", "split_seed", "val_fraction", "test_fraction", "max_train", "allow_unverified")),
     "california_housing": DatasetSpec(
         "california_housing", "tabular", "regression", False,
         "California Housing (Pace & Barry 1997) via scikit-learn: 20,640 block groups, 8 features, "
         "median house value in units of 100,000 USD; seeded train/val/test split, 80/10/10 by default.",
-        defaults={"split_seed": 0, "val_fraction": 0.1, "test_fraction": 0.1}, display="California Housing", source="tabular:CALIFORNIA_HOUSING"),
+        defaults={"split_seed": 0, "val_fraction": 0.1, "test_fraction": 0.1}, display="California Housing", source="tabular:CALIFORNIA_HOUSING",
+        data_keys=("split_seed", "val_fraction", "test_fraction", "max_train", "allow_unverified")),
     # ---- smoke stand-ins (offline) ----
     "smoke_digits": DatasetSpec(
         "smoke_digits", "vision", "image_classification", True,
@@ -126,7 +135,8 @@ DATASETS: Dict[str, DatasetSpec] = {
         "Seeded train/val/test split (split_note gives its sizes).",
         needs_download=False, rotation=True,
         defaults={"split_seed": 0, "val_fraction": 0.1, "test_fraction": 0.2}, image_size=8,
-        stands_in_for="mnist", standin_label="MNIST-like vision", source="smoke:SMOKE_DIGITS"),
+        stands_in_for="mnist", standin_label="MNIST-like vision", source="smoke:SMOKE_DIGITS",
+        data_keys=("split_seed", "val_fraction", "test_fraction", "max_train")),
     "smoke_shapes32": DatasetSpec(
         "smoke_shapes32", "vision", "image_classification", True,
         "STAND-IN (generated): 32x32 RGB images of 8 classes of coloured shapes/textures on noisy "
@@ -134,28 +144,33 @@ DATASETS: Dict[str, DatasetSpec] = {
         "(corruptions, rotation).",
         needs_download=False, rotation=True, corruption_set="smoke_shapes32_c",
         defaults={"split_seed": 0, "n_train": 2000, "n_val": 500, "n_test": 500}, image_size=32,
-        stands_in_for="cifar10", standin_label="CIFAR-10 (+C)", source="smoke:SMOKE_SHAPES32"),
+        stands_in_for="cifar10", standin_label="CIFAR-10 (+C)", source="smoke:SMOKE_SHAPES32",
+        data_keys=("n_train", "n_val", "n_test", "split_seed", "max_train")),
     "smoke_pos": DatasetSpec(
         "smoke_pos", "nlp", "token_classification", True,
         "STAND-IN (generated): POS-tagging corpus sampled from a small probabilistic grammar with "
         "ambiguous words (tag depends on context); stands in for PTB POS.",
         needs_download=False,
         defaults={"split_seed": 0, "n_sentences": 1500, "max_len": 40, "min_freq": 1,
-                  "val_fraction": 0.15, "test_fraction": 0.15}, stands_in_for="ptb_pos", standin_label="PTB POS", source="smoke:SMOKE_POS"),
+                  "val_fraction": 0.15, "test_fraction": 0.15}, stands_in_for="ptb_pos", standin_label="PTB POS", source="smoke:SMOKE_POS",
+        data_keys=("n_sentences", "split_seed", "val_fraction", "test_fraction", "max_len", "min_freq",
+                   "unk_signatures", "max_train")),
     "smoke_sentiment": DatasetSpec(
         "smoke_sentiment", "nlp", "sequence_classification", True,
         "STAND-IN (generated): template sentiment sentences with negation and 'but' clauses, so "
         "word order matters; stands in for SST-2.",
         needs_download=False,
         defaults={"split_seed": 0, "n_sentences": 2000, "max_len": 32, "min_freq": 1,
-                  "val_fraction": 0.15, "test_fraction": 0.15}, stands_in_for="sst2", standin_label="SST-2", source="smoke:SMOKE_SENTIMENT"),
+                  "val_fraction": 0.15, "test_fraction": 0.15}, stands_in_for="sst2", standin_label="SST-2", source="smoke:SMOKE_SENTIMENT",
+        data_keys=("n_sentences", "split_seed", "val_fraction", "test_fraction", "max_len", "min_freq", "max_train")),
     "smoke_diabetes": DatasetSpec(
         "smoke_diabetes", "tabular", "regression", True,
         "STAND-IN (real data): scikit-learn's bundled 'diabetes' regression set (442 patients, 10 "
         "features, target = disease progression after one year, original units); stands in for the "
         "paper's tabular sets. Seeded train/val/test split, 70/15/15 by default.",
         needs_download=False,
-        defaults={"split_seed": 0, "val_fraction": 0.15, "test_fraction": 0.15}, standin_label="UCI tabular", source="tabular:SMOKE_DIABETES"),
+        defaults={"split_seed": 0, "val_fraction": 0.15, "test_fraction": 0.15}, standin_label="UCI tabular", source="tabular:SMOKE_DIABETES",
+        data_keys=("split_seed", "val_fraction", "test_fraction", "max_train")),
 }
 
 PAPER_DATASETS: List[str] = [d for d, spec in DATASETS.items() if not spec.standin]

@@ -33,7 +33,7 @@ import numpy as np
 
 from .nlp import build_sequence_classification, build_token_classification
 from .source import DatasetSource
-from .storage import split_note, three_way
+from .storage import split_note, subsample_train, three_way
 from .vision import build_vision
 
 SHAPE_CLASSES = ["circle", "square", "triangle", "cross", "ring", "h_stripes", "v_stripes", "checker"]
@@ -47,9 +47,10 @@ def preprocess_smoke_digits(options: Dict[str, Any]):
     y = d.target.astype(np.int64)
     tr, va, te = three_way(len(y), float(options.get("val_fraction", 0.1)), float(options.get("test_fraction", 0.2)),
                            int(options.get("split_seed", 0)))
+    tr, sub = subsample_train(tr, options, int(options.get("split_seed", 0)))
     splits = {"train": (x[tr], y[tr]), "val": (x[va], y[va]), "test": (x[te], y[te])}
     return build_vision("smoke_digits", splits, [str(i) for i in range(10)], options,
-                        {"source": {"sklearn": "load_digits()"}, "split_note": split_note(tr, va, te)})
+                        {"source": {"sklearn": "load_digits()"}, "split_note": split_note(tr, va, te) + sub})
 
 
 def generate_shapes32(n: int, seed: int) -> Tuple[np.ndarray, np.ndarray]:
@@ -102,11 +103,12 @@ def generate_shapes32(n: int, seed: int) -> Tuple[np.ndarray, np.ndarray]:
 def preprocess_smoke_shapes32(options: Dict[str, Any]):
     ntr, nva, nte = (int(options.get(k, d)) for k, d in (("n_train", 2000), ("n_val", 500), ("n_test", 500)))
     x, y = generate_shapes32(ntr + nva + nte, int(options.get("split_seed", 0)))
-    splits = {"train": (x[:ntr], y[:ntr]), "val": (x[ntr:ntr + nva], y[ntr:ntr + nva]),
+    tr, sub = subsample_train(np.arange(ntr), options, int(options.get("split_seed", 0)))
+    splits = {"train": (x[tr], y[tr]), "val": (x[ntr:ntr + nva], y[ntr:ntr + nva]),
               "test": (x[ntr + nva:], y[ntr + nva:])}
     return build_vision("smoke_shapes32", splits, SHAPE_CLASSES, options,
                         {"source": {"generator": "autonorm.data.smoke.generate_shapes32", "seed": int(options.get("split_seed", 0))},
-                         "split_note": "one seeded generator; first n_train / next n_val / last n_test images"})
+                         "split_note": "one seeded generator; first n_train / next n_val / last n_test images" + sub})
 
 
 # =========================================================================== POS tagging
@@ -184,11 +186,12 @@ def preprocess_smoke_pos(options: Dict[str, Any]):
     seed = int(options.get("split_seed", 0))
     sents = generate_pos(int(options.get("n_sentences", 1500)), seed)
     tr, va, te = three_way(len(sents), float(options.get("val_fraction", 0.15)), float(options.get("test_fraction", 0.15)), seed)
+    tr, sub = subsample_train(tr, options, seed)
     split = {"train": [sents[i] for i in tr], "val": [sents[i] for i in va], "test": [sents[i] for i in te]}
     ambiguous = sorted({w for k, v in _LEX.items() for w in v if sum(w in vv for vv in _LEX.values()) > 1})
     return build_token_classification("smoke_pos", split, options,
                                       {"source": {"generator": "autonorm.data.smoke.generate_pos", "seed": seed},
-                                       "ambiguous_words": ambiguous, "split_note": split_note(tr, va, te)})
+                                       "ambiguous_words": ambiguous, "split_note": split_note(tr, va, te) + sub})
 
 
 # =========================================================================== sentiment
@@ -243,11 +246,12 @@ def preprocess_smoke_sentiment(options: Dict[str, Any]):
     seed = int(options.get("split_seed", 0))
     texts, labels = generate_sentiment(int(options.get("n_sentences", 2000)), seed)
     tr, va, te = three_way(len(texts), float(options.get("val_fraction", 0.15)), float(options.get("test_fraction", 0.15)), seed)
+    tr, sub = subsample_train(tr, options, seed)
     split_t = {k: [texts[i] for i in idx] for k, idx in (("train", tr), ("val", va), ("test", te))}
     split_y = {k: labels[idx] for k, idx in (("train", tr), ("val", va), ("test", te))}
     return build_sequence_classification("smoke_sentiment", split_t, split_y, ["negative", "positive"], options,
                                          {"source": {"generator": "autonorm.data.smoke.generate_sentiment", "seed": seed},
-                                          "split_note": split_note(tr, va, te)})
+                                          "split_note": split_note(tr, va, te) + sub})
 
 
 # ------------------------------------------------------------------ the sources (offline: built, never fetched)

@@ -37,7 +37,7 @@ import torch
 
 from ..io_utils import read_json, write_json_atomic
 from .errors import DataCorruptError, DataOptionError
-from .integrity import file_hash
+from .integrity import data_identity, file_hash
 
 SPLITS = ("train", "val", "test", "test_rot90")
 
@@ -150,9 +150,10 @@ def subsample_train(train_idx: np.ndarray, options: Dict[str, Any], seed: int) -
 
 def val_count(n_train: int, options: Dict[str, Any]) -> int:
     """Validation size: explicit ``val_size`` wins over ``val_fraction``."""
+    fraction = float(options.get("val_fraction", 0.1))
     if options.get("val_size") is not None:
         return int(options["val_size"])
-    return max(1, int(round(n_train * float(options.get("val_fraction", 0.1)))))
+    return max(1, int(round(n_train * fraction)))
 
 
 # ---------------------------------------------------------------- loading
@@ -240,12 +241,23 @@ class ProcessedDataset:
             raise FileNotFoundError(f"{meta_path} not found: run `autonorm-data preprocess` first")
         self.meta: Dict[str, Any] = read_json(meta_path)
         self._cache: Dict[Tuple[str, str], Tuple[torch.Tensor, torch.Tensor]] = {}
+        self._identity: Optional[str] = None
 
     # convenience accessors
     name = property(lambda self: self.meta["name"])
     task = property(lambda self: self.meta["task"])
     family = property(lambda self: self.meta["family"])
     standin = property(lambda self: bool(self.meta.get("standin", False)))
+
+    @property
+    def identity(self) -> str:
+        """What this processed dataset *is*, for a run's identity (docs/method.md "A run's
+        identity"): a hash of its resolved settings (``meta["options"]``) and the sha256 of every
+        split file. Any data setting or raw file that changes a split changes it, so a checkpoint,
+        a trained model or an evaluation of other data is never taken for this one's."""
+        if self._identity is None:
+            self._identity = data_identity(self.meta, self.path)
+        return self._identity
 
     def available_splits(self):
         return [s for s in SPLITS if (self.path / f"{s}.pt").is_file()]

@@ -37,7 +37,7 @@ from .errors import DataCorruptError
 from .integrity import Checks, bytes_sha256, missing_error, require_network, sha256_of, table_sha256
 from .local_source import plan_alternatives
 from .source import DatasetSource
-from .storage import split_note, three_way
+from .storage import split_note, subsample_train, three_way
 
 ENERGY_FEATURES = {
     "X1": "relative_compactness", "X2": "surface_area", "X3": "wall_area", "X4": "roof_area",
@@ -56,6 +56,7 @@ def build_regression(name: str, X: np.ndarray, y: np.ndarray, feature_names: Lis
     y = np.asarray(y, dtype=np.float64)
     seed = int(options.get("split_seed", 0))
     tr, va, te = three_way(len(y), float(options.get("val_fraction", 0.15)), float(options.get("test_fraction", 0.15)), seed)
+    tr, sub = subsample_train(tr, options, seed)
     mu = X[tr].mean(axis=0)
     sd = X[tr].std(axis=0)
     sd = np.where(sd > 0, sd, 1.0)
@@ -69,7 +70,7 @@ def build_regression(name: str, X: np.ndarray, y: np.ndarray, feature_names: Lis
         "num_features": int(X.shape[1]), "feature_names": list(feature_names), "target_name": target_name,
         "feature_mean": mu.tolist(), "feature_std": sd.tolist(),
         "y_mean": float(y[tr].mean()), "y_std": float(y[tr].std()),
-        "split_note": split_note(tr, va, te, "seeded shuffle") + "; features standardised with train statistics",
+        "split_note": split_note(tr, va, te, "seeded shuffle") + sub + "; features standardised with train statistics",
         "options": dict(options),
     }
     meta.update(extra or {})

@@ -174,12 +174,14 @@ class NormSelector(nn.Module):
     """
 
     def __init__(self, dim: int, num_choices: int = 2, tau: float = AUTONORM.tau,
-                 drop_noise_when_frozen: bool = AUTONORM.drop_noise_when_frozen, capacity: str = "mlp", hard: bool = False):
+                 drop_noise_when_frozen: bool = AUTONORM.drop_noise_when_frozen, capacity: str = "mlp", hard: bool = False,
+                 hidden: int | None = None):
         super().__init__()
         if capacity not in SELECTOR_CAPACITIES:
             raise ValueError(f"selector capacity must be one of {SELECTOR_CAPACITIES}, got {capacity!r}")
         if capacity == "mlp":
-            hidden = max(dim // 2, 1)
+            # (ours) d/2 by default: the paper gives no width (its "< 1% parameters" needs <= 5 at d = 128)
+            hidden = max(dim // 2, 1) if hidden is None else int(hidden)
             self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, num_choices))
         else:  # kept in a Sequential under the same name, so code reading mlp[-1] works for both
             self.mlp = nn.Sequential(nn.Linear(dim, num_choices))
@@ -253,12 +255,13 @@ class AutoNorm(GatedNorm):
     fused_dyt_ln = True
 
     def __init__(self, dim: int, tau: float = AUTONORM.tau, alpha_init: float = 0.5,
-                 drop_noise_when_frozen: bool = AUTONORM.drop_noise_when_frozen, selector: str = "mlp", hard: bool = False):
+                 drop_noise_when_frozen: bool = AUTONORM.drop_noise_when_frozen, selector: str = "mlp", hard: bool = False,
+                 selector_hidden: int | None = None):
         super().__init__()
         self.dyt = DyT(dim, alpha_init=alpha_init)
         self.ln = nn.LayerNorm(dim)
         self.selector = NormSelector(dim, 2, tau=tau, drop_noise_when_frozen=drop_noise_when_frozen,
-                                     capacity=selector, hard=hard)
+                                     capacity=selector, hard=hard, hidden=selector_hidden)
 
     def weights(self, x, mask=None):
         return self.selector(x, mask)
@@ -275,11 +278,12 @@ class AutoNorm3(AutoNorm):
     fused_dyt_ln = False
 
     def __init__(self, dim: int, tau: float = AUTONORM.tau, alpha_init: float = 0.5,
-                 drop_noise_when_frozen: bool = AUTONORM.drop_noise_when_frozen, selector: str = "mlp", hard: bool = False):
+                 drop_noise_when_frozen: bool = AUTONORM.drop_noise_when_frozen, selector: str = "mlp", hard: bool = False,
+                 selector_hidden: int | None = None):
         super().__init__(dim, tau=tau, alpha_init=alpha_init)
         self.rms = RMSNorm(dim)
         self.selector = NormSelector(dim, 3, tau=tau, drop_noise_when_frozen=drop_noise_when_frozen,
-                                     capacity=selector, hard=hard)
+                                     capacity=selector, hard=hard, hidden=selector_hidden)
 
     def candidates(self, x):
         return [self.dyt(x), self.ln(x), self.rms(x)]

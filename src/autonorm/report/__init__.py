@@ -76,6 +76,10 @@ def main(argv: Iterable[str] | None = None) -> int:
 
 def _main(argv: Iterable[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if "--record" in argv:  # a results folder as a study record (analysis.records)
+        from autonorm.analysis import records
+
+        return records.main(argv)
     if "--findings" in argv:  # the findings page over several studies (report.findings)
         from autonorm.report import findings
 

@@ -36,11 +36,15 @@ from autonorm.report.fmt import fmt, fnum, md_table, pretty, truthy
 from autonorm.report.paper import (CIFAR10_FREEZE, CIFAR10_FREEZE_TEXT, DOUBTFUL, DOUBTFUL_SECTION,
                                    H_ZERO, PTB_H)
 from autonorm.report.sections import mechanism
+from autonorm.report import verdicts
 
 #: the studies, best evidence first: (name, default results folder, preset file)
 STUDIES = (("paper", "results", "config.yaml"),
            ("depth", "results/depth", "workflow/presets/depth.yaml"),
            ("laptop", "results/laptop", "workflow/presets/laptop.yaml"))
+
+#: no software version in the PNGs: a figure is a function of its data (byte-identical regeneration)
+PNG_METADATA = {"Software": None}
 
 #: what a verdict word means (shown under the ledger)
 VERDICTS = {
@@ -49,8 +53,14 @@ VERDICTS = {
     "contradicted": "our measurement disagrees (a difference: opposite sign, Holm-adjusted "
                     "p < 0.05; a threshold: not met; a number: it cannot be what the paper "
                     "says it is)",
-    "inconclusive": "no significant difference at this power; the difference the test would "
-                    "have detected with 80% power is given",
+    "inconclusive": "no significant difference at this power (the difference the test would "
+                    "have detected with 80% power is given), neither equivalence nor a difference "
+                    "beyond the margin of an equivalence claim, or the study is out of the paper's "
+                    "regime (docs/method.md \"How a claim is judged\")",
+    "cannot be what it is called": "arithmetic on the paper's own numbers shows the number is not "
+                                   "the quantity its label names, whatever we trained",
+    "depends on our choice": "the verdict changes within the range of a setting the paper leaves "
+                             "open; the range in which the paper's claim holds is given",
     "not testable here": "no study here ran it; the command that would test it is given",
 }
 
@@ -79,11 +89,14 @@ CLAIM_LABEL = {"accuracy": "accuracy", "tag_perplexity": "tag perplexity", "rmse
 
 @dataclass
 class Study:
-    """One results folder's tables (as the report reads them) and its run configs."""
+    """One study's tables (as the report reads them) and its run configs: from a results folder,
+    or from a study record (analysis.records), whose tables are computed as the aggregate step
+    computes them from a results folder."""
     name: str
     root: Path
     ctx: ReportContext
     _configs: dict = field(default_factory=dict)
+    record: dict | None = None
 
     @classmethod
     def load(cls, name: str, root: str | Path) -> "Study | None":
@@ -92,6 +105,20 @@ class Study:
         if not (tables / "summary.csv").is_file():
             return None
         return cls(name, root, ReportContext.load(tables, root / "report.md"))
+
+    @classmethod
+    def from_record(cls, name: str, study_dir: str | Path, scratch: str | Path) -> "Study":
+        """A recorded study (studies/<name>/): its tables computed from the record and written,
+        as the aggregate step writes them, into ``scratch``, then read as the report reads them."""
+        from autonorm.analysis.records import load_study, tables_of
+        from autonorm.io_utils import write_csv_atomic
+
+        rec = load_study(study_dir)
+        tables = Path(scratch) / name / "tables"
+        tables.mkdir(parents=True, exist_ok=True)
+        for fname, df in tables_of(rec).items():
+            write_csv_atomic(tables / fname, df, float_format="%.10g")
+        return cls(name, Path(study_dir), ReportContext.load(tables, tables.parent / "report.md"), record=rec)
 
     def has(self, d: str, method: str | None = None) -> bool:
         s = self.ctx.summary
@@ -108,7 +135,13 @@ class Study:
         if key not in self._configs:
             runs = self.ctx.runs
             cfg = {}
-            if not runs.empty:
+            if self.record is not None and not runs.empty:
+                ok = runs[(runs.dataset == d) & (runs.status == "ok")]
+                for _, r in pd.concat([ok[ok.method == method], ok]).iterrows():
+                    cfg = self.record["configs"].get(f"{d}/{r['method']}/seed{int(r['seed'])}") or {}
+                    if cfg:
+                        break
+            elif not runs.empty:
                 ok = runs[(runs.dataset == d) & (runs.status == "ok")]
                 for _, r in pd.concat([ok[ok.method == method], ok]).iterrows():
                     p = Path(str(r["path"]))
@@ -172,7 +205,8 @@ def diff_verdict(c: pd.Series | dict, paper_diff: float) -> tuple[str, str]:
         return (f"{fmt(diff)} (n={n})" if math.isfinite(diff) else "–",
                 f"inconclusive: {n} paired seed(s), no test has power")
     lo, hi = stats.t_ci(diff, sd, n) if math.isfinite(sd) else (math.nan, math.nan)
-    ours = f"{diff:+.3g} [{lo:+.3g}, {hi:+.3g}]" if math.isfinite(lo) else f"{diff:+.3g}"
+    # the CI printed beside a Holm-adjusted p is the plain 95% t-interval: said so
+    ours = f"{diff:+.3g} [{lo:+.3g}, {hi:+.3g}] (95% CI, unadjusted)" if math.isfinite(lo) else f"{diff:+.3g}"
     p = fnum(c.get("p_holm"))
     if not math.isfinite(p):
         p = fnum(c.get("p"))
@@ -221,6 +255,9 @@ def main_table_rows(studies: list[Study], reference: pd.DataFrame) -> list[list[
                              f"not testable here: {m} was not run on {pretty(src)}; "
                              f"`{command_for(src)}`"])
                 continue
+            quote = verdicts.EQUIVALENCE_CLAIMS.get((d, m)) or verdicts.DIFFERENCE_CLAIMS.get((d, m))
+            if quote:
+                claim += f"; the paper: {quote}"
             for st in tested_in:
                 comp = st.ctx.comparisons
                 c = comp[(comp.dataset == d) & (comp.metric == metric) & (comp.method_b == m)]
@@ -228,7 +265,12 @@ def main_table_rows(studies: list[Study], reference: pd.DataFrame) -> list[list[
                     rows.append([claim, "6", st.where(src), "–", f"{pa - pb:+.3g}", "not measured"])
                     continue
                 c = c.iloc[0]
-                ours, verdict = diff_verdict(c, pa - pb)
+                if (d, m) in verdicts.EQUIVALENCE_CLAIMS and not truthy(c.get("same_runs")):
+                    ours, verdict = verdicts.equivalence_verdict(
+                        c, verdicts.equivalence_margin(metric, pb), pa - pb)
+                else:
+                    ours, verdict = diff_verdict(c, pa - pb)
+                verdict = verdicts.out_of_regime(verdict, *verdicts.regime(st.ctx.summary, reference, d))
                 rows.append([claim, "6", st.where(src, n=int(fnum(c["n"]) or 0)),
                              f"Δ {ours}; AutoNorm-S {_mean_ci(st, d, 'autonorm_s', metric)}, {m} "
                              f"{_mean_ci(st, d, m, metric)}", f"{pa - pb:+.3g}", verdict])
@@ -241,7 +283,7 @@ def _doubtful_row(studies, d, metric, pa, others) -> list[str]:
              f"{', '.join(fmt(v) for v in others['mean'])}")
     sec = f"8.{DOUBTFUL_SECTION[(d, metric)].split('.')[-1]}"
     if st is None:
-        return [claim, sec, "–", "–", fmt(pa), f"contradicted on its face: {DOUBTFUL[(d, metric)]}"]
+        return [claim, sec, "–", "–", fmt(pa), f"cannot be what it is called: {DOUBTFUL[(d, metric)]}"]
     s = st.ctx.summary
     base = s[(s.dataset == d) & (s.metric == metric)]
     trivial = fnum(base["baseline_value"].dropna().iloc[0]) if base["baseline_value"].notna().any() \
@@ -249,7 +291,7 @@ def _doubtful_row(studies, d, metric, pa, others) -> list[str]:
     ours = _mean_ci(st, d, "autonorm_s", metric)
     triv = f"; trivial baseline {fmt(trivial)}" if math.isfinite(trivial) else ""
     return [claim, sec, st.where(d), f"{ours}{triv}", fmt(pa),
-            f"contradicted: {DOUBTFUL[(d, metric)]}"]
+            f"cannot be what it is called: {DOUBTFUL[(d, metric)]}"]
 
 
 def _mech_verdict(v: str) -> str:
@@ -258,6 +300,18 @@ def _mech_verdict(v: str) -> str:
     if "not reproduced" in v:
         return "contradicted"
     return "not testable here: " + v.strip("*")
+
+
+def _gate_regime(st: Study, d: str, method: str) -> tuple[bool | None, str]:
+    """The regime rule for a layer-wise gate claim: frozen_ln in regime, and the paper's depth."""
+    from autonorm.analysis.aggregate import load_reference
+
+    ok, why = verdicts.regime(st.ctx.summary, load_reference(None), d)
+    depth = (st.run_config(d, method).get("model") or {}).get("depth")
+    fam = st.ctx.ds_family.get(d)
+    if not verdicts.depth_ok(depth, fam):
+        return False, f"{depth} blocks, the paper's backbone has {verdicts.PAPER_DEPTH.get(fam)}; " + why
+    return ok, why
 
 
 def mechanism_rows(studies: list[Study]) -> list[list[str]]:
@@ -278,11 +332,13 @@ def mechanism_rows(studies: list[Study]) -> list[list[str]]:
         last_ep = int(g.epoch.max())
         n = len(set(g.seed))
         args = (g, h, final_h, last_ep, False) if d == "mnist" else (fin, h, final_h, last_ep, False)
+        in_regime = _gate_regime(st, d, method)
         for claim, threshold, measured, verdict in checks(*args):
-            rows.append([f"{pretty(d)}: {claim} ({method})", "6",
-                         st.where(d, method, n=n), measured, threshold, _mech_verdict(verdict)])
+            rows.append([f"{pretty(d)}: {claim} ({method})", "6", st.where(d, method, n=n), measured,
+                         threshold, verdicts.out_of_regime(_mech_verdict(verdict), *in_regime)])
         if d == "ptb_pos":
-            rows.append(_nlp_collapse_row(st, d, method, h, final_h, last_ep, n))
+            row = _nlp_collapse_row(st, d, method, h, final_h, last_ep, n)
+            rows.append(row[:-1] + [verdicts.out_of_regime(row[-1], *in_regime)])
     return rows
 
 
@@ -337,7 +393,11 @@ def freeze_rows(studies: list[Study]) -> list[list[str]]:
             rows.append([claim, "7", st.where("cifar10"), f"0 of {rec} seeds froze", f"+{table:.1f}",
                          "not testable here: nothing froze, AutoNorm-S trained as AutoNorm"])
         elif len(c):
+            from autonorm.analysis.aggregate import load_reference
+
             ours, verdict = diff_verdict(c.iloc[0], table)
+            verdict = verdicts.out_of_regime(verdict, *verdicts.regime(st.ctx.summary, load_reference(None),
+                                                                       "cifar10"))
             rows.append([claim, "7", st.where("cifar10"), f"Δ {ours}; {froze} of {rec} froze",
                          f"+{CIFAR10_FREEZE_TEXT} / +{table:.1f}", verdict])
     for st in studies:
@@ -371,8 +431,11 @@ def freeze_rows(studies: list[Study]) -> list[list[str]]:
 ABLATION_TESTS = (
     (("tau", "temperature"), "Gumbel temperature: tau = 0.5 is optimal, no other tau does better",
      None, None, -1, ("ptb_pos", "tau_0_1, tau_0_25, tau_1, tau_2")),
-    (("selector", "capacity", "linear"), "Selector capacity: one linear layer loses 1.2 points of "
+    (("=selector", "capacity", "linear"), "Selector capacity: one linear layer loses 1.2 points of "
      "PTB accuracy", "ptb_pos", "accuracy", -1, ("ptb_pos", "selector_linear")),
+    (("selector_width",), "Selector width (our choice; the paper gives none): a width-5 selector, at "
+     "which the selectors add < 1% parameters as the paper says, does as well as our d/2", None, None, 0,
+     ("mnist", "selector_width_5")),
     (("gumbel", "hard"), "Hard (straight-through) Gumbel converges significantly slower (epochs "
      "to 99% of the final validation metric)", None, "epochs_to_99pct", +1,
      ("ptb_pos", "gumbel_hard")),
@@ -391,7 +454,8 @@ def ablation_rows(studies: list[Study]) -> list[list[str]]:
             ab = st.ctx.ablations
             if ab.empty:
                 continue
-            hit = ab[ab.axis.map(lambda a: any(k in str(a).lower() for k in keys))
+            hit = ab[ab.axis.map(lambda a: any(k[1:] == str(a).lower() if k.startswith("=")
+                                               else k in str(a).lower() for k in keys))
                      & ~ab.is_base.map(truthy)]
             if want_d:
                 hit = hit[hit.dataset == want_d]
@@ -421,11 +485,33 @@ def ablation_rows(studies: list[Study]) -> list[list[str]]:
                     verdict.split(" ", 1)[1]
             elif sign == 0 and verdict.startswith("inconclusive"):
                 verdict = "inconclusive: no difference detected " + verdict.split(" ", 1)[1]
+            from autonorm.analysis.aggregate import load_reference
+
+            verdict = verdicts.out_of_regime(verdict, *verdicts.regime(st.ctx.summary, load_reference(None),
+                                                                       r["dataset"]))
             rows.append([claim, "7", st.where(r["dataset"], n=int(fnum(r["n_pairs"]) or 0)),
                          f"{r['variant']} − {r['base']}, {r['metric']}: Δ {ours}",
                          {1: "variant − base > 0", -1: "variant − base < 0"}.get(
                              direction, "no difference"), verdict])
     return rows
+
+
+def _overhead_choice(st: Study, d: str, p0: float, dp: float, df: float) -> str:
+    """The selector's hidden width is ours (the paper gives none): the widths at which the paper's
+    "< 1% parameters" and "< 0.1% FLOPs" hold, per sub-layer (our placement) and per block."""
+    cfg = st.run_config(d, "autonorm_s")
+    model = cfg.get("model") or {}
+    dim, depth = int(model.get("dim") or 0), int(model.get("depth") or 0)
+    hidden = (cfg.get("autonorm") or {}).get("selector_hidden") or (dim // 2)
+    if not (dim and depth and hidden):
+        return "depends on our choice (the selector's width, which the paper does not give)"
+    h_sub = verdicts.selector_width_for_share(p0, 2 * depth, dim)
+    h_block = verdicts.selector_width_for_share(p0, depth, dim)
+    flops_per_h = df / hidden  # the selectors' matmuls scale with their width
+    h_flops = math.floor(0.1 / flops_per_h) if flops_per_h > 0 else hidden
+    return (f"depends on our choice: the paper gives no selector width; < 1% parameters holds for a "
+            f"hidden width <= {h_sub} per sub-layer (<= {h_block} with one selector per block), "
+            f"< 0.1% FLOPs for <= {h_flops} per sub-layer; ours is {hidden} (d/2)")
 
 
 def overhead_rows(studies: list[Study]) -> list[list[str]]:
@@ -451,12 +537,9 @@ def overhead_rows(studies: list[Study]) -> list[list[str]]:
             seen_family.add(fam)
             dp, df = 100 * (p1 / p0 - 1), 100 * (f1 / f0 - 1)
             ok = dp < 1 and df < 0.1
+            verdict = "reproduced at our selector width" if ok else _overhead_choice(st, d, p0, dp, df)
             rows.append([f"{claim} ({fam} backbone)", "8.1", st.where(d), f"params {dp:+.1f}% ({int(p0):,} -> "
-                         f"{int(p1):,}); FLOPs {df:+.2f}%", "< 1% / < 0.1%",
-                         "reproduced" if ok else
-                         ("contradicted: " + " and ".join(x for x, bad in
-                                                         (("parameters", dp >= 1), ("FLOPs", df >= 0.1))
-                                                         if bad))])
+                         f"{int(p1):,}); FLOPs {df:+.2f}%", "< 1% / < 0.1%", verdict])
         if rows:
             break  # one study is enough: these are counts, not measurements with noise
     if not rows:
@@ -507,7 +590,7 @@ def draw_figures(studies: list[Study], out_dir: Path) -> list[tuple[str, str]]:
                 ax.set_title(f"{pretty(d)} ({g.method.iloc[0]}, {deep.name} study)", fontsize=10)
                 ax.legend(fontsize=7, loc="best")
             fig.tight_layout()
-            fig.savefig(out_dir / "w_dyt_per_layer.png", dpi=90)
+            fig.savefig(out_dir / "w_dyt_per_layer.png", dpi=90, metadata=PNG_METADATA)
             plt.close(fig)
             drawn.append(("w_dyt_per_layer.png", "Per-layer w_DyT at the last epoch, at the paper's "
                           "depth: each selector's seed mean with the seed range (0 = LN only, "
@@ -540,7 +623,7 @@ def draw_figures(studies: list[Study], out_dir: Path) -> list[tuple[str, str]]:
                 ax.set_title(pretty(d), fontsize=10)
                 ax.legend(fontsize=7)
             fig.tight_layout()
-            fig.savefig(out_dir / "entropy_over_epochs.png", dpi=90)
+            fig.savefig(out_dir / "entropy_over_epochs.png", dpi=90, metadata=PNG_METADATA)
             plt.close(fig)
             drawn.append(("entropy_over_epochs.png", "Mean gate entropy on the validation split, "
                           "per epoch (seed mean, band: seed range); dashed red: eps_H = 0.1; "
@@ -577,7 +660,7 @@ def draw_figures(studies: list[Study], out_dir: Path) -> list[tuple[str, str]]:
                          fontsize=8)
             ax.tick_params(axis="y", labelsize=7)
         fig.tight_layout()
-        fig.savefig(out_dir / "method_comparison.png", dpi=90)
+        fig.savefig(out_dir / "method_comparison.png", dpi=90, metadata=PNG_METADATA)
         plt.close(fig)
         drawn.append(("method_comparison.png", "Each method's primary test metric per study and "
                       "dataset: mean with its 95% CI over seeds; dashed: the dataset's trivial "
@@ -643,8 +726,10 @@ def headline(rows: list[list[str]]) -> list[str]:
     counts: dict[str, int] = {}
     for r in rows:
         v = r[-1].split(":")[0].split(" (")[0]
+        v = "reproduced" if v.startswith("reproduced") else v
         counts[v] = counts.get(v, 0) + 1
-    return [f"{counts.get(k, 0)} {k}" for k in ("reproduced", "contradicted", "inconclusive",
+    return [f"{counts.get(k, 0)} {k}" for k in ("reproduced", "contradicted", "cannot be what it is called",
+                                               "depends on our choice", "inconclusive",
                                                "not testable here", "observation")
             if counts.get(k)]
 
@@ -661,15 +746,22 @@ def build(studies: list[Study], out: Path, figures_dir: Path, command: str) -> s
     all_rows = [r for _, rs in sections for r in rs]
     drawn = draw_figures(studies, figures_dir)
     rel = Path(os.path.relpath(figures_dir.resolve(), out.parent.resolve()))
-    commit = _git("rev-parse", "--short", "HEAD") or "unknown"
-    dirty = " (with uncommitted changes)" if _code_changes(out, figures_dir) else ""
+    if all(st.record is not None for st in studies):
+        # from committed records only: the page is a function of them (and of this code), so a
+        # fresh clone regenerates it byte for byte
+        made = ("Generated by `autonorm-report --findings` from the study records "
+                + ", ".join(f"`{st.root.as_posix()}`" for st in studies) + f". Command: `{command}`.")
+    else:
+        commit = _git("rev-parse", "--short", "HEAD") or "unknown"
+        dirty = " (with uncommitted changes)" if _code_changes(out, figures_dir) else ""
+        made = ("Generated by `autonorm-report --findings` from the studies' results folders. "
+                f"Commit {commit}{dirty}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, on "
+                f"{platform.machine()} {platform.system()} (Python {platform.python_version()}). "
+                f"Command: `{command}`.")
     lines = [
         "# Findings: what holds of the AutoNorm paper here",
         "",
-        "Generated by `autonorm-report --findings` from the studies' results folders. "
-        f"Commit {commit}{dirty}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, on "
-        f"{platform.machine()} {platform.system()} (Python {platform.python_version()}). "
-        f"Command: `{command}`.",
+        made,
         "",
         "**These numbers and figures are a snapshot.** They go stale when the code, a preset or "
         "the data change. To regenerate: run the studies (README \"Laptop study\", \"Paper-depth "
@@ -682,7 +774,13 @@ def build(studies: list[Study], out: Path, figures_dir: Path, command: str) -> s
     for st in studies:
         runs = st.ctx.runs
         n_ok = int((runs.status == "ok").sum()) if not runs.empty else 0
-        lines.append(f"- **{st.name}** (`{st.root}`): {n_ok} finished runs; datasets "
+        src = ""
+        if st.record is not None:
+            mans = st.record["manifests"]
+            commits = ", ".join(dict.fromkeys(str(m.get("commit") or "?")[:7] for m in mans))
+            dates = ", ".join(dict.fromkeys(str(m.get("recorded_utc", "?"))[:10] for m in mans))
+            src = f", recorded in {len(mans)} part(s) at commit {commits} on {dates}"
+        lines.append(f"- **{st.name}** (`{st.root.as_posix()}`{src}): {n_ok} finished runs; datasets "
                      f"{', '.join(pretty(d) for d in dict.fromkeys(st.ctx.summary.dataset))}.")
     missing = [n for n, _, _ in STUDIES if n not in {s.name for s in studies}]
     if missing:
@@ -712,27 +810,54 @@ def build(studies: list[Study], out: Path, figures_dir: Path, command: str) -> s
     return "\n".join(lines)
 
 
+def find_studies(pairs: list[tuple[str, str]] | None, studies_dir: Path, scratch: Path) -> list[Study]:
+    """The studies to read: those named (NAME=FOLDER, a record or a results folder), else every
+    record under ``studies_dir`` (in STUDIES order, then by name) and every default results folder
+    of STUDIES that has no record of its name."""
+    from autonorm.analysis.records import parts_of
+
+    def load(name: str, folder: str | Path) -> Study | None:
+        if parts_of(folder):
+            return Study.from_record(name, folder, scratch)
+        return Study.load(name, folder)
+
+    if pairs:
+        return [st for n, r in pairs if (st := load(n, r)) is not None]
+    order = {n: i for i, (n, _, _) in enumerate(STUDIES)}
+    recorded = sorted((p for p in (studies_dir.iterdir() if studies_dir.is_dir() else []) if parts_of(p)),
+                      key=lambda p: (order.get(p.name, len(order)), p.name))
+    found = [Study.from_record(p.name, p, scratch) for p in recorded]
+    names = {st.name for st in found}
+    found += [st for n, r, _ in STUDIES if n not in names and (st := Study.load(n, r)) is not None]
+    return sorted(found, key=lambda st: (order.get(st.name, len(order)), st.name))
+
+
 def main(argv=None) -> int:
     import argparse
+    import tempfile
 
     p = argparse.ArgumentParser(prog="autonorm-report --findings",
                                 description="Write the findings page (claims ledger + figures).")
     p.add_argument("--findings", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--study", action="append", default=[], metavar="NAME=FOLDER",
-                   help="a study's results folder (default: " +
-                   ", ".join(f"{n}={r}" for n, r, _ in STUDIES) + ", where present)")
+                   help="a study record (studies/NAME) or a study's results folder (default: every "
+                        "record under --studies-dir, then " +
+                   ", ".join(f"{n}={r}" for n, r, _ in STUDIES) + " where present and not recorded)")
+    p.add_argument("--studies-dir", default="studies", help="where study records are (default: studies)")
     p.add_argument("--out", default="docs/findings.md")
     p.add_argument("--figures-dir", default="docs/findings")
     args = p.parse_args(argv)
-    pairs = [s.split("=", 1) for s in args.study] if args.study else [(n, r) for n, r, _ in STUDIES]
-    studies = [st for n, r in pairs if (st := Study.load(n, r)) is not None]
-    if not studies:
-        raise SystemExit("autonorm-report --findings: no study with tables found (looked in "
-                         + ", ".join(r for _, r in pairs) + "); run a study first, e.g. "
-                         "`snakemake all --cores 2 --configfile workflow/presets/depth.yaml`")
-    out, figs = Path(args.out), Path(args.figures_dir)
-    command = "autonorm-report --findings" + "".join(f" --study {n}={r}" for n, r in pairs)
-    page = build(studies, out, figs, command)
+    pairs = [tuple(s.split("=", 1)) for s in args.study] or None
+    with tempfile.TemporaryDirectory(prefix="autonorm-findings-") as scratch:
+        studies = find_studies(pairs, Path(args.studies_dir), Path(scratch))
+        if not studies:
+            raise SystemExit("autonorm-report --findings: no study found (no record under "
+                             f"{args.studies_dir}/, no tables in " + ", ".join(r for _, r, _ in STUDIES)
+                             + "); run a study first, e.g. `snakemake all --cores 2 --configfile "
+                             "workflow/presets/depth.yaml`, and record it (README \"Study records\")")
+        out, figs = Path(args.out), Path(args.figures_dir)
+        command = "autonorm-report --findings" + "".join(f" --study {n}={r}" for n, r in (pairs or []))
+        page = build(studies, out, figs, command)
     out.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out, page + "\n")
     print(f"wrote {out} and {len(list(figs.glob('*.png')))} figures in {figs}")

@@ -119,8 +119,10 @@ def _read(path: Path, device: torch.device) -> dict:
     return ckpt
 
 
-def load_checkpoint(run_dir: Path, device: torch.device, config_hash: str) -> dict | None:
-    """The newest intact checkpoint of this config, or None (start fresh).
+def load_checkpoint(run_dir: Path, device: torch.device, config_hash: str,
+                    data_identity: str | None = None) -> dict | None:
+    """The newest intact checkpoint of this config and this data (``data_identity``:
+    storage.ProcessedDataset.identity; None: not checked), or None (start fresh).
 
     A damaged ``checkpoint.pt`` (bytes other than recorded, or unreadable: truncated by a full
     disk, a crash without flush) is moved into ``damaged/`` with a warning naming it and
@@ -146,6 +148,11 @@ def load_checkpoint(run_dir: Path, device: torch.device, config_hash: str) -> di
         if ckpt["format"] != CHECKPOINT_FORMAT or ckpt["config_hash"] != config_hash:
             log.warning("ignoring checkpoint %s: it belongs to another config (hash %s, this run %s)",
                         path, ckpt.get("config_hash"), config_hash)
+            return None
+        if data_identity is not None and ckpt.get("data_identity") != data_identity:
+            log.warning("ignoring checkpoint %s: it was trained on other data (data identity %s, the data "
+                        "now %s: a data setting, the split or a raw file changed); training from scratch",
+                        path, ckpt.get("data_identity"), data_identity)
             return None
         return ckpt
     return None

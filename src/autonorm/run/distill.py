@@ -62,8 +62,10 @@ class Distiller:
         self.temperature, self.weight, self.task_kind = float(temperature), float(weight), task_kind
 
     @classmethod
-    def from_run_config(cls, cfg: dict, meta: dict, device: torch.device) -> "Distiller | None":
-        """None unless the run config has a ``distill`` block; else load its teacher run."""
+    def from_run_config(cls, cfg: dict, meta: dict, device: torch.device,
+                        data_identity: str | None = None) -> "Distiller | None":
+        """None unless the run config has a ``distill`` block; else load its teacher run (which
+        must have been trained on this data when ``data_identity`` is given)."""
         dcfg = cfg.get("distill")
         if not dcfg:
             return None
@@ -82,6 +84,10 @@ class Distiller:
             raise DistillationError(f"teacher run {run_dir} was trained with config hash "
                                     f"{recorded.get('config_hash')!r}, this student expects {expected!r}: "
                                     f"retrain the teacher with the current config first")
+        if data_identity is not None and recorded.get("data_identity") != data_identity:
+            raise DistillationError(f"teacher run {run_dir} was trained on other data (data identity "
+                                    f"{recorded.get('data_identity')!r}, this student's data {data_identity!r}): "
+                                    f"retrain the teacher on the current data first")
         with torch.random.fork_rng(devices=[]):  # building the teacher leaves the student's random stream as it was
             teacher = load_trained_model(run_dir, meta, device)
         return cls(teacher, dcfg["temperature"], dcfg["weight"], meta["task"])

@@ -50,26 +50,30 @@ _CODE_FINGERPRINT: str | None = None
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]  # src/autonorm, not this folder
 
 
-def fingerprint_on_disk() -> str:
-    """sha256 over this package's .py files (path and bytes) as they are on disk now, and the
-    installed torch version."""
-    h = hashlib.sha256()
-    for p in sorted(PACKAGE_ROOT.rglob("*.py")):
-        h.update(str(p.relative_to(PACKAGE_ROOT)).encode() + b"\0")
-        h.update(p.read_bytes() + b"\0")
+def _with_torch(digest: str) -> str:
     try:
-        h.update(("torch " + metadata.version("torch")).encode())
+        torch_version = metadata.version("torch")
     except metadata.PackageNotFoundError:
-        h.update(b"torch ?")
-    return h.hexdigest()
+        torch_version = "?"
+    return hashlib.sha256(f"{digest} torch {torch_version}".encode()).hexdigest()
+
+
+def fingerprint_on_disk() -> str:
+    """A digest of this package's .py files (path and bytes) as they are on disk now, and the
+    installed torch version."""
+    from ..fingerprint import package_digest
+
+    return _with_torch(package_digest(PACKAGE_ROOT))
 
 
 def pin_code_fingerprint() -> str:
-    """Take the code fingerprint now: entry points call this first, when their modules have just
-    been imported, so the fingerprint describes the code this process runs (an edit of the source
-    while it runs does not change it; :func:`store` then sees the difference)."""
+    """The fingerprint of the code this process runs: the package's source as it was when the
+    package was first imported (autonorm.CODE_AT_IMPORT), so an edit of the source after that,
+    before or while an entry point runs, is seen by :func:`store`."""
     global _CODE_FINGERPRINT
-    _CODE_FINGERPRINT = fingerprint_on_disk()
+    import autonorm
+
+    _CODE_FINGERPRINT = _with_torch(autonorm.CODE_AT_IMPORT)
     return _CODE_FINGERPRINT
 
 

@@ -41,9 +41,11 @@ class StaleRun(RuntimeError):
     """The run folder does not hold a finished run of the expected config."""
 
 
-def check_run_folder(run_dir: str | Path, expected_hash: str | None = None) -> tuple[dict, str]:
+def check_run_folder(run_dir: str | Path, expected_hash: str | None = None,
+                     data_dir: str | Path | None = None) -> tuple[dict, str]:
     """The run's config and its config hash, after checking that every output
-    of the folder belongs to that config (and to ``expected_hash`` when given)."""
+    of the folder belongs to that config (and to ``expected_hash`` when given), and was
+    trained on the processed data in ``data_dir`` as it is now (when given)."""
     run_dir = Path(run_dir)
     cfg_path = run_dir / "config.json"
     if not cfg_path.exists():
@@ -68,6 +70,17 @@ def check_run_folder(run_dir: str | Path, expected_hash: str | None = None) -> t
         if recorded is not None and recorded != chash:
             raise StaleRun(f"run folder {run_dir}: {p.name} has config hash {recorded} but config.json has "
                            f"{chash}: its outputs are from another run; rerun its training job")
+    if data_dir is not None:
+        from ..data.integrity import data_identity
+
+        now = data_identity(read_json(Path(data_dir) / "meta.json"), data_dir)
+        trained_on = read_json(outputs[0]).get("data_identity")
+        if trained_on != now:
+            what = ("records no data identity (written by an older version)" if trained_on is None
+                    else f"was trained on other data (data identity {trained_on})")
+            raise StaleRun(f"run folder {run_dir}: {outputs[0].name} {what}, the processed data in {data_dir} "
+                           f"is {now}: a data setting, the split or a raw file changed since; rerun its "
+                           f"training job")
     return cfg, chash
 
 
@@ -132,7 +145,7 @@ def evaluate_run(run_dir: str | Path, data_dir: str | Path, corr_dir: str | Path
     from .tasks import Task, load_trained_model, run_eval
 
     run_dir = Path(run_dir)
-    cfg, chash = check_run_folder(run_dir, expected_hash)
+    cfg, chash = check_run_folder(run_dir, expected_hash, data_dir)
     metrics = read_json(run_dir / "metrics.json")
     device = resolve_device(device_name)
     data = load_processed(data_dir)
@@ -143,7 +156,8 @@ def evaluate_run(run_dir: str | Path, data_dir: str | Path, corr_dir: str | Path
     result = {"dataset": metrics["dataset"], "method": metrics["method"], "seed": metrics["seed"],
               "status": "ok", "standin": bool(data.meta.get("standin", False)), "task": task.kind, "test": test,
               "rotation": None, "corruptions": None, "corruption_summary": None,
-              "corruption_generated": None, "cost": metrics["cost"], **_run_identity(cfg, chash)}
+              "corruption_generated": None, "cost": metrics["cost"], **_run_identity(cfg, chash),
+              "data_identity": metrics.get("data_identity")}
     if task.kind == "image_classification":
         x_rot, y_rot = data.split("test_rot90", device=device)
         result["rotation"] = {"accuracy": accuracy_on(model, task, x_rot, y_rot, batch_size)}
@@ -220,7 +234,7 @@ def _main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stdout, format="%(asctime)s %(levelname)s %(message)s")
     eval_cache.pin_code_fingerprint()  # the code this process runs (eval_cache)
     try:
-        cfg, chash = check_run_folder(args.run_dir, args.expected_config_hash)
+        cfg, chash = check_run_folder(args.run_dir, args.expected_config_hash, args.data_dir)
     except StaleRun as e:
         log.error("%s", e)
         print(f"autonorm-evaluate: {e}", file=sys.stderr)

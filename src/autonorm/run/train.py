@@ -32,7 +32,7 @@ from torch import nn
 from . import cost, eval_cache
 from .checkpoint import (CHECKPOINT, CHECKPOINT_FORMAT, HASHES, PREVIOUS, clean_stale_temp_files,
                          load_checkpoint, rng_state, save_atomic, save_checkpoint, set_rng_state)
-from ..config.run_config import resolve_run_config
+from ..config.run_config import ConfigError, resolve_run_config, run_settings_problems
 from ..config.workflow import load_config
 from ..data import load_processed
 from .device import resolve_device, set_deterministic
@@ -116,15 +116,24 @@ def _train(cfg: dict, stop_after_epochs: int | None) -> dict | None:
     device = resolve_device(runtime.get("device", "auto"))
     autocast = bool(runtime.get("bf16", False)) and device.type == "cuda"
 
-    ckpt = load_checkpoint(out_dir, device, chash)
+    # the data is part of the run's identity: a checkpoint of the same settings on other data
+    # (a changed split, subset or raw file) is not resumed
+    try:
+        data = load_processed(cfg["data_dir"])
+        data_id = data.identity
+    except BaseException:
+        # no data, no training; but the old outputs of another config or attempt still go
+        invalidate_outputs(out_dir, resuming=load_checkpoint(out_dir, device, chash) is not None)
+        raise
+    ckpt = load_checkpoint(out_dir, device, chash, data_id)
     invalidate_outputs(out_dir, resuming=ckpt is not None)
     if ckpt is not None:
         write_json_atomic(out_dir / "history.json", ckpt["history"])  # may lag the checkpoint after a kill
     write_json_atomic(out_dir / "config.json", cfg)
     write_json_atomic(out_dir / "env.json", env_info(device) | {
-        "config_hash": chash, "resumed_from_epoch": ckpt["epoch"] if ckpt is not None else None})
+        "config_hash": chash, "data_identity": data_id,
+        "resumed_from_epoch": ckpt["epoch"] if ckpt is not None else None})
 
-    data = load_processed(cfg["data_dir"])
     meta = data.meta
     x_tr, y_tr = data.split("train", device=device)
     x_va, y_va = data.split("val", device=device)
@@ -133,7 +142,7 @@ def _train(cfg: dict, stop_after_epochs: int | None) -> dict | None:
     model = build_model(meta, cfg["method"], cfg["model"], cfg.get("norm_options", {})).to(device)
     step_model = torch.compile(model) if runtime.get("compile") and device.type == "cuda" else model
     opt = make_optimizer(model, tcfg)
-    distiller = Distiller.from_run_config(cfg, meta, device)  # None unless a distillation variant
+    distiller = Distiller.from_run_config(cfg, meta, device, data_id)  # None unless a distillation variant
 
     epochs, bs = int(tcfg["epochs"]), int(tcfg["batch_size"])
     # (ours, off by default) batches of similar length for token tasks: less padding computed
@@ -189,7 +198,7 @@ def _train(cfg: dict, stop_after_epochs: int | None) -> dict | None:
                        f"at epoch {epoch}, step {b + 1} (global step {step + 1}); no metrics written")
                 write_json_atomic(out_dir / "failed.json", {"status": "diverged", "epoch": epoch,
                                                             "step": b + 1, "message": msg,
-                                                            "config_hash": chash})
+                                                            "config_hash": chash, "data_identity": data_id})
                 raise TrainingDiverged(msg)
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -216,7 +225,8 @@ def _train(cfg: dict, stop_after_epochs: int | None) -> dict | None:
         log.info("epoch %d/%d loss %.4f val_%s %.4f%s%s (%.1fs)", epoch, epochs, train_loss, metric_name,
                  val_metrics[metric_name], gate_txt, " [selectors frozen]" if freeze["froze"] else "",
                  epoch_time)
-        save_checkpoint({"format": CHECKPOINT_FORMAT, "config_hash": chash, "epoch": epoch, "step": step,
+        save_checkpoint({"format": CHECKPOINT_FORMAT, "config_hash": chash, "data_identity": data_id,
+                         "epoch": epoch, "step": step,
                          "train_time_s": train_time, "model": model.state_dict(), "optimizer": opt.state_dict(),
                          "history": history, "freeze": freeze, "rng": rng_state(gen, rng)}, out_dir)
         write_json_atomic(out_dir / "history.json", history)
@@ -228,6 +238,7 @@ def _train(cfg: dict, stop_after_epochs: int | None) -> dict | None:
 
 
 def _finish(cfg, chash, model, task, data, device, autocast, history, freeze, train_time, t_start) -> dict:
+    ident = {"config_hash": chash, "data_identity": data.identity}
     ebs = int(cfg["train"].get("eval_batch_size", 512))
     x_va, y_va = data.split("val", device=device)
     x_te, y_te = data.split("test", device=device)
@@ -246,16 +257,16 @@ def _finish(cfg, chash, model, task, data, device, autocast, history, freeze, tr
     metrics = {"dataset": cfg["dataset"], "method": cfg["method"], "seed": cfg["seed"], "task": task.kind,
                "family": data.meta.get("family"), "standin": bool(data.meta.get("standin", False)),
                "status": "ok", "epochs": len(history), "test": test_metrics, "val": val_metrics,
-               "cost": costs, "wall_time_s": time.time() - t_start, "config_hash": chash,
+               "cost": costs, "wall_time_s": time.time() - t_start, **ident,
                "finished_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     out_dir = Path(cfg["out_dir"])
     save_atomic(model.state_dict(), out_dir / "model.pt")
     # every reader of model.pt checks these bytes (tasks.verify_model_file)
-    write_json_atomic(out_dir / "model.json", {"config_hash": chash, "dataset": cfg["dataset"],
+    write_json_atomic(out_dir / "model.json", {**ident, "dataset": cfg["dataset"],
                                                "method": cfg["method"], "seed": cfg["seed"],
                                                "epochs": len(history),
                                                "sha256": {"model.pt": sha256_file(out_dir / "model.pt")}})
-    write_json_atomic(out_dir / "freeze.json", freeze | {"config_hash": chash})
+    write_json_atomic(out_dir / "freeze.json", freeze | ident)
     write_json_atomic(out_dir / "metrics.json", metrics)  # last: its presence means the run is done
     log.info("test %s", json.dumps(test_metrics))
     return metrics
@@ -319,6 +330,10 @@ def _main(argv: list[str] | None = None) -> int:
         cfg["data_dir"] = args.data_dir
     if args.threads:
         cfg.setdefault("runtime", {})["threads"] = args.threads
+    # the workflow's config check runs the same validation (config.run_config.run_settings_problems)
+    problems = run_settings_problems(cfg)
+    if problems:
+        raise ConfigError("\n".join(f"run config key {k}: {msg}" for k, msg in problems))
     status_path = Path(cfg["out_dir"]) / "status.json"
     chash = run_config_hash(cfg)
     try:
@@ -334,7 +349,8 @@ def _main(argv: list[str] | None = None) -> int:
             if metrics is not None:
                 if not args.no_precompute_eval:
                     _precompute_evaluation(cfg, metrics["cost"]["device"])
-                write_json_atomic(status_path, {"status": "ok", "test": metrics["test"], "config_hash": chash})
+                write_json_atomic(status_path, {"status": "ok", "test": metrics["test"], "config_hash": chash,
+                                                "data_identity": metrics["data_identity"]})
     except RunFolderBusy as e:
         log.error("%s", e)
         return 4

@@ -164,6 +164,8 @@ def freeze_effect(ctx: ReportContext) -> list[str]:
                        "T_freeze), so AutoNorm-S trained as AutoNorm: no freeze effect to compare")
         elif not math.isfinite(diff):
             verdict = "not measurable in this run"
+        elif diff == 0:
+            verdict = "**no difference** (the two means are equal)"
         else:
             verdict = "**same sign as the paper**" if diff > 0 else "**opposite sign to the paper**"
         test = ""

@@ -1,0 +1,415 @@
+"""Study records: a study's results as committed data.
+
+A results folder holds model weights, checkpoints and processed data (gigabytes, never committed).
+A *record* keeps what the tables, the report and the findings page read of it, per run (no weights,
+no raw data), in a few compressed CSV files that pandas reads, plus a manifest:
+
+    studies/<study>/<part>/manifest.json     schema version, sha256 of every file, commit, date,
+                                             command, machine, the grid the part holds
+    studies/<study>/<part>/runs.csv.gz       one row per run: status, config hash, epochs, ...
+    studies/<study>/<part>/values.csv.gz     final metrics per run (test, rotation, corruptions, cost)
+    studies/<study>/<part>/history.csv.gz    per epoch: losses, validation metric, mean gate entropy
+    studies/<study>/<part>/gates.csv.gz      per epoch x selector: entropy and the weight of each choice
+    studies/<study>/<part>/freeze.csv.gz     AutoNorm-S's freeze decision per run
+    studies/<study>/<part>/corruptions.csv.gz, datasets.csv.gz, baselines.csv.gz
+    studies/<study>/<part>/provenance.csv.gz per run: commit, machine, torch, device, data identity,
+                                             training-code digest, train time, finish time
+    studies/<study>/<part>/configs.json.gz   each run's resolved config (paths removed)
+    studies/<study>/<part>/datasets.json.gz  each dataset's meta.json (vocabularies removed)
+
+A study may be recorded in parts (seeds 0-1 one day, seed 2 the next; a cluster's share of the
+grid): every part of ``studies/<study>/`` is read and merged. A part whose files do not match its
+manifest is refused naming the file; a part of another schema version is refused naming the
+version; two parts holding the same run, or runs of one dataset and method whose resolved configs
+differ in more than the seed, or runs trained by different code (the training-code digest), are
+refused naming the runs and the difference. docs/develop.md "Study records" lists every column.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import platform
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+from autonorm.data.errors import DataCorruptError
+from autonorm.io_utils import read_json, write_json_atomic
+from autonorm.provenance import PATH_ONLY_KEYS, NESTED_PATH_KEYS
+
+SCHEMA_VERSION = 1
+#: collect()'s per-run frames, each one file
+FRAMES = ("runs", "values", "history", "gates", "freeze", "corruptions", "datasets", "baselines")
+#: keys of a dataset's meta.json left out of a record (large, and nothing downstream reads them)
+META_DROP = ("itos", "split_files")
+MANIFEST = "manifest.json"
+
+
+class RecordError(DataCorruptError):
+    """A study record that cannot be read or merged as it is; the message names file or runs
+    (an entry point prints it as one paragraph: autonorm.cli)."""
+
+
+# --------------------------------------------------------------------------- writing
+def _gzip(data: bytes) -> bytes:
+    """gzip with no time stamp or file name, so the same table gives the same bytes."""
+    buf = io.BytesIO()
+    with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0, filename="", compresslevel=9) as fh:
+        fh.write(data)
+    return buf.getvalue()
+
+
+def _csv_bytes(df: pd.DataFrame) -> bytes:
+    # repr floats (pandas' default): a record reads back the very numbers the run wrote
+    return _gzip(df.to_csv(index=False, lineterminator="\n").encode("utf-8"))
+
+
+def _json_bytes(obj: Any) -> bytes:
+    return _gzip(json.dumps(obj, sort_keys=True, indent=1, default=str).encode("utf-8"))
+
+
+def _grid(results: Path) -> tuple[list[str], list[str], list[int]]:
+    """The datasets, methods and seeds that have a run or eval folder under ``results``; methods in
+    the order of the folder's own summary table when it has one (the config's order)."""
+    runs, evals = results / "runs", results / "eval"
+    datasets = sorted({p.name for root in (runs, evals) if root.is_dir() for p in root.iterdir() if p.is_dir()})
+    methods, seeds = set(), set()
+    for d in datasets:
+        for p in (runs / d).glob("*/seed*"):
+            methods.add(p.parent.name)
+            seeds.add(int(p.name[4:]))
+        for p in (evals / d).glob("*/seed*.json"):
+            methods.add(p.parent.name)
+            seeds.add(int(p.stem[4:]))
+    from autonorm.data.registry import DATASETS
+    from autonorm.methods import METHODS
+
+    summary = results / "tables" / "summary.csv"
+    table = pd.read_csv(summary) if summary.is_file() else pd.DataFrame(columns=["dataset", "method"])
+
+    def ordered(found: set, column: str, registry) -> list:
+        order = [x for x in dict.fromkeys(table[column]) if x in found]
+        order += [x for x in registry if x in found and x not in order]
+        return order + sorted(found - set(order))
+
+    return ordered(set(datasets), "dataset", DATASETS), ordered(methods, "method", METHODS), sorted(seeds)
+
+
+def _strip_paths(cfg: dict) -> dict:
+    cfg = {k: v for k, v in cfg.items() if k not in PATH_ONLY_KEYS}
+    for block, keys in NESTED_PATH_KEYS.items():
+        if isinstance(cfg.get(block), dict):
+            cfg[block] = {k: v for k, v in cfg[block].items() if k not in keys}
+    return cfg
+
+
+def runs_from_results(results: str | Path) -> dict:
+    """The per-run frames of a results folder (analysis.collect), as a record holds them: only
+    runs that finished or diverged, paths relative to the folder, and each run's config and
+    provenance beside them."""
+    from autonorm.analysis.collect import collect, discover_variants
+
+    results = Path(results)
+    datasets, methods, seeds = _grid(results)
+    if not datasets:
+        raise RecordError(f"{results}: no runs/ or eval/ folder with runs in it: nothing to record")
+    variants = discover_variants(results, datasets, [])  # in the order the aggregate step finds them
+    main = [m for m in methods if m not in variants]
+    raw = collect(results, datasets, main + list(variants), seeds, sparse=variants)
+    # every run of the grid as the folder has it: ok, diverged, missing or stale (the tables count
+    # all four, so that a record's tables are its results folder's)
+    out: dict[str, Any] = {name: raw[name].reset_index(drop=True) for name in FRAMES}
+    for col in ("path", "eval_path"):
+        out["runs"][col] = [str(Path(p).relative_to(results)) if p and Path(p).is_relative_to(results) else p
+                            for p in out["runs"][col]]
+    configs, prov = {}, []
+    for r in out["runs"].itertuples(index=False):
+        if r.status not in FINISHED:
+            continue
+        run_dir = results / r.path
+        key = f"{r.dataset}/{r.method}/seed{int(r.seed)}"
+        cfg = _read(run_dir / "config.json")
+        if cfg:
+            configs[key] = _strip_paths(cfg)
+        env, metrics = _read(run_dir / "env.json"), _read(run_dir / "metrics.json")
+        packages = env.get("packages") or {}
+        prov.append({"dataset": r.dataset, "method": r.method, "seed": int(r.seed),
+                     "config_hash": (metrics or env).get("config_hash"),
+                     "data_identity": (metrics or env).get("data_identity"),
+                     "training_code": env.get("training_code"), "git_commit": env.get("git_commit"),
+                     "host": env.get("host"), "platform": env.get("platform"), "torch": packages.get("torch"),
+                     "device": env.get("device"), "torch_threads": env.get("torch_threads"),
+                     "train_wall_time_s": (metrics.get("cost") or {}).get("train_wall_time_s"),
+                     "finished_utc": metrics.get("finished_utc")})
+    out["provenance"] = pd.DataFrame(prov, columns=PROVENANCE_COLUMNS)
+    out["configs"] = configs
+    out["ds_info"] = {d: {**{k: v for k, v in info.items() if k != "meta"},
+                          "meta": {k: v for k, v in (info.get("meta") or {}).items() if k not in META_DROP}}
+                      for d, info in raw["ds_info"].items()}
+    out["variants"] = raw["variants"]
+    out["grid"] = {"datasets": datasets, "methods": main, "variants": list(variants), "seeds": seeds}
+    return out
+
+
+#: a run that trained to an end (its numbers or its divergence are facts); "missing" and "stale"
+#: rows say only that a results folder lacked a valid run when it was recorded
+FINISHED = ("ok", "diverged")
+
+PROVENANCE_COLUMNS = ["dataset", "method", "seed", "config_hash", "data_identity", "training_code",
+                      "git_commit", "host", "platform", "torch", "device", "torch_threads",
+                      "train_wall_time_s", "finished_utc"]
+
+
+def _read(path: Path) -> dict:
+    try:
+        obj = read_json(path)
+    except (OSError, ValueError):
+        return {}
+    return obj if isinstance(obj, dict) else {}
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10,
+                             cwd=Path(__file__).parent)
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def write_record(results: str | Path, part_dir: str | Path, study: str, command: str = "") -> Path:
+    """Record the results folder ``results`` into ``part_dir`` (one part of study ``study``)."""
+    rec = runs_from_results(results)
+    part_dir = Path(part_dir)
+    part_dir.mkdir(parents=True, exist_ok=True)
+    files = {f"{name}.csv.gz": _csv_bytes(rec[name]) for name in (*FRAMES, "provenance")}
+    files["configs.json.gz"] = _json_bytes(rec["configs"])
+    # variants as [name, info] pairs: their order is the ablation table's order
+    files["datasets.json.gz"] = _json_bytes({"ds_info": rec["ds_info"],
+                                             "variants": [[k, v] for k, v in rec["variants"].items()]})
+    for name, data in files.items():
+        tmp = part_dir / f".{name}.tmp"
+        tmp.write_bytes(data)
+        tmp.replace(part_dir / name)
+    runs = rec["runs"]
+    manifest = {"schema_version": SCHEMA_VERSION, "study": study, "part": part_dir.name,
+                "grid": rec["grid"], "n_runs": int(len(runs)),
+                "n_ok": int((runs.status == "ok").sum()), "n_diverged": int((runs.status == "diverged").sum()),
+                "commit": _git_commit(), "recorded_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "command": command, "machine": f"{socket.gethostname()} {platform.platform()}",
+                "files": {name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items())}}
+    write_json_atomic(part_dir / MANIFEST, manifest)  # last: a part without it is not a record
+    return part_dir
+
+
+# --------------------------------------------------------------------------- reading
+def read_part(part_dir: str | Path) -> dict:
+    """One recorded part, every file checked against its manifest."""
+    part_dir = Path(part_dir)
+    mpath = part_dir / MANIFEST
+    try:
+        manifest = read_json(mpath)
+    except (OSError, ValueError) as e:
+        raise RecordError(f"study record {part_dir}: {MANIFEST} unreadable ({e})") from e
+    version = manifest.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise RecordError(f"study record {part_dir}: schema version {version!r}; this version of the "
+                          f"package reads version {SCHEMA_VERSION} (record it again with this version, "
+                          f"or read it with the version that wrote it, commit {manifest.get('commit')})")
+    blobs = {}
+    for name, want in manifest.get("files", {}).items():
+        path = part_dir / name
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            raise RecordError(f"study record file {path} is missing or unreadable ({e})") from e
+        got = hashlib.sha256(data).hexdigest()
+        if got != want:
+            raise RecordError(f"study record file {path} was changed after it was recorded (sha256 {got}, "
+                              f"{MANIFEST} records {want}): restore it (git checkout) or record the "
+                              f"study again")
+        blobs[name] = gzip.decompress(data)
+    need = {f"{n}.csv.gz" for n in (*FRAMES, "provenance")} | {"configs.json.gz", "datasets.json.gz"}
+    if need - set(blobs):
+        raise RecordError(f"study record {part_dir}: {MANIFEST} lists no {', '.join(sorted(need - set(blobs)))}")
+    out: dict[str, Any] = {"manifest": manifest, "part": str(part_dir)}
+    for name in (*FRAMES, "provenance"):
+        text = blobs[f"{name}.csv.gz"].decode("utf-8")
+        out[name] = pd.read_csv(io.StringIO(text)) if text.strip() else pd.DataFrame()
+    out["configs"] = json.loads(blobs["configs.json.gz"])
+    info = json.loads(blobs["datasets.json.gz"])
+    out["ds_info"], out["variants"] = info["ds_info"], {k: v for k, v in info["variants"]}
+    return out
+
+
+def parts_of(study_dir: str | Path) -> list[Path]:
+    """The recorded parts of a study folder: itself when it holds a manifest, else its sub-folders
+    that do (in name order)."""
+    study_dir = Path(study_dir)
+    if (study_dir / MANIFEST).is_file():
+        return [study_dir]
+    # a folder whose name starts with "." is a part being written (main)
+    return sorted(p.parent for p in study_dir.glob(f"*/{MANIFEST}") if not p.parent.name.startswith("."))
+
+
+def _identity_of(cfg: dict) -> dict:
+    return {k: v for k, v in cfg.items() if k not in ("seed", "out_dir", "data_dir")}
+
+
+def _diff(a: dict, b: dict, prefix: str = "") -> list[str]:
+    keys = sorted(set(a) | set(b))
+    out = []
+    for k in keys:
+        va, vb = a.get(k), b.get(k)
+        if isinstance(va, dict) and isinstance(vb, dict):
+            out += _diff(va, vb, f"{prefix}{k}.")
+        elif va != vb:
+            out.append(f"{prefix}{k}: {va!r} vs {vb!r}")
+    return out
+
+
+def merge(parts: Sequence[dict]) -> dict:
+    """The parts of one study as one set of per-run frames; refuses duplicates, config differences
+    other than the seed, and runs of different training code."""
+    if not parts:
+        raise RecordError("no recorded part to read")
+    seen: dict[tuple, str] = {}
+    config_of: dict[tuple, tuple[str, dict]] = {}
+    code_of: dict[str, str] = {}
+    # a run one part lacks (missing, stale) and another part finished: the finished one counts
+    finished_in = {(r.dataset, r.method, int(r.seed)): part["part"] for part in parts
+                   for r in part["runs"].itertuples(index=False) if r.status in FINISHED}
+    for part in parts:
+        for r in part["runs"].itertuples(index=False):
+            key = (r.dataset, r.method, int(r.seed))
+            if r.status not in FINISHED:
+                continue
+            if key in seen:
+                raise RecordError(f"run {r.dataset}/{r.method}/seed{int(r.seed)} is in two parts of the study "
+                                  f"({seen[key]} and {part['part']}): keep one (a duplicate is never counted twice)")
+            seen[key] = part["part"]
+            cfg = part["configs"].get(f"{r.dataset}/{r.method}/seed{int(r.seed)}")
+            if cfg is not None:
+                ident = _identity_of(cfg)
+                prev = config_of.setdefault((r.dataset, r.method), (f"{part['part']} seed{int(r.seed)}", ident))
+                if prev[1] != ident:
+                    raise RecordError(f"runs of {r.dataset}/{r.method} differ in more than the seed ({prev[0]} vs "
+                                      f"{part['part']} seed{int(r.seed)}): " + "; ".join(_diff(prev[1], ident)[:5]))
+        for p in part["provenance"].itertuples(index=False):
+            code = p.training_code if isinstance(p.training_code, str) else None
+            if code:
+                where = f"{part['part']}: {p.dataset}/{p.method}/seed{int(p.seed)} (commit {p.git_commit})"
+                first = code_of.setdefault(code, where)
+                others = [w for c, w in code_of.items() if c != code]
+                if others:
+                    raise RecordError(f"runs trained by different code (training-code digest) cannot be one "
+                                      f"study: {others[0]} and {first}; record them as separate studies")
+    out: dict[str, Any] = {}
+    for name in (*FRAMES, "provenance"):
+        frames = []
+        for p in parts:
+            df = p[name]
+            if name == "runs" and not df.empty:  # drop the unfinished rows another part finished
+                done = [finished_in.get((d, m, int(sd)), p["part"]) == p["part"] or st in FINISHED
+                        for d, m, sd, st in zip(df.dataset, df.method, df.seed, df.status)]
+                df = df[done]
+                # and the unfinished row of one run met in two parts: once
+                df = df[~df.duplicated(["dataset", "method", "seed"])]
+            if not df.empty:
+                frames.append(df)
+        merged = pd.concat(frames, ignore_index=True) if frames else parts[0][name]
+        if name == "runs" and not merged.empty:
+            merged = merged[~merged.duplicated(["dataset", "method", "seed"])].reset_index(drop=True)
+        out[name] = merged
+    if len(parts) > 1:  # one part's row order: dataset, method, seed as the grid lists them
+        grid = {key: list(dict.fromkeys(x for p in parts for x in p["manifest"]["grid"][key]))
+                for key in ("datasets", "methods", "variants")}
+        rank_d = {d: i for i, d in enumerate(grid["datasets"])}
+        rank_m = {m: i for i, m in enumerate(grid["methods"] + grid["variants"])}
+        for name in (*FRAMES, "provenance"):
+            df = out[name]
+            if not df.empty and {"dataset", "method", "seed"} <= set(df.columns):
+                order = sorted(range(len(df)), key=lambda i: (rank_d.get(df.dataset.iat[i], len(rank_d)),
+                                                              rank_m.get(df.method.iat[i], len(rank_m)),
+                                                              int(df.seed.iat[i])))
+                out[name] = df.iloc[order].reset_index(drop=True)
+    out["configs"] = {k: v for p in parts for k, v in p["configs"].items()}
+    out["ds_info"] = {}
+    for p in parts:
+        for d, info in p["ds_info"].items():
+            out["ds_info"].setdefault(d, info)
+    out["variants"] = {k: v for p in parts for k, v in p["variants"].items()}
+    grids = [p["manifest"]["grid"] for p in parts]
+    out["grid"] = {key: list(dict.fromkeys(x for g in grids for x in g[key]))
+                   for key in ("datasets", "methods", "variants", "seeds")}
+    out["grid"]["seeds"] = sorted(out["grid"]["seeds"])
+    out["manifests"] = [p["manifest"] for p in parts]
+    return out
+
+
+def load_study(study_dir: str | Path) -> dict:
+    parts = parts_of(study_dir)
+    if not parts:
+        raise RecordError(f"{study_dir}: no study record ({MANIFEST}) in it or its sub-folders")
+    return merge([read_part(p) for p in parts])
+
+
+def tables_of(study: dict, reference: str | Path | None = None,
+              reference_method: str = "autonorm_s") -> dict[str, pd.DataFrame]:
+    """The tables of the aggregate step, computed from a record exactly as from a results folder."""
+    from autonorm.analysis.aggregate import tables_from_runs
+
+    grid = study["grid"]
+    return tables_from_runs(study, grid["methods"], grid["variants"], reference, reference_method)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``autonorm-report --record NAME --results FOLDER [--part PART]``: record a results folder as
+    (one part of) study NAME under studies/NAME/PART."""
+    import argparse
+    import sys
+
+    p = argparse.ArgumentParser(prog="autonorm-report --record",
+                                description="Record a results folder as a study record (committed data).")
+    p.add_argument("--record", required=True, metavar="NAME", help="the study's name (studies/NAME)")
+    p.add_argument("--results", required=True, help="the results folder to record (e.g. results/depth)")
+    p.add_argument("--part", default=None,
+                   help="this part's name (default: the date and the host, e.g. 2026-12-02-vm)")
+    p.add_argument("--studies-dir", default="studies")
+    args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
+    part = args.part or f"{time.strftime('%Y-%m-%d', time.gmtime())}-{socket.gethostname()}"
+    dest = Path(args.studies_dir) / args.record / part
+    if (dest / MANIFEST).exists():
+        print(f"autonorm-report --record: replacing the part {dest}", file=sys.stderr)
+    command = "autonorm-report --record " + " ".join(
+        a for a in (args.record, "--results", args.results, "--part", part))
+    import shutil
+
+    tmp = dest.parent / f".{part}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    write_record(args.results, tmp, args.record, command)
+    try:  # refuses a part that cannot be merged with the study's other parts, before it lands
+        others = [q for q in parts_of(dest.parent) if q.name != part]
+        merge([read_part(q) for q in others] + [read_part(tmp)])
+    except RecordError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    manifest = read_json(tmp / MANIFEST)
+    manifest["part"] = part
+    write_json_atomic(tmp / MANIFEST, manifest)
+    if dest.exists():
+        shutil.rmtree(dest)
+    tmp.rename(dest)
+    study = load_study(dest.parent)
+    manifest = read_json(dest / MANIFEST)
+    size = sum((dest / f).stat().st_size for f in manifest["files"]) + (dest / MANIFEST).stat().st_size
+    print(f"autonorm-report --record: {manifest['n_ok']} finished and {manifest['n_diverged']} diverged runs "
+          f"of {args.results} -> {dest} ({size / 1024:.0f} KiB); the study has "
+          f"{len(study['runs'])} runs in {len(study['manifests'])} part(s)")
+    return 0

@@ -1,0 +1,198 @@
+"""Study records (analysis.records): a results folder as committed data. A record gives the same
+tables as its results folder, regenerates the findings page byte for byte, merges parts, and
+refuses a damaged file, another schema, a duplicate run, a config difference or other code."""
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from autonorm import report
+from autonorm.analysis import records
+from test_aggregate import build_paper_results, run_paper_aggregate
+
+COMPARED = ("summary.csv", "comparisons.csv", "ablations.csv", "gates.csv", "history.csv", "freeze.csv",
+            "corruptions.csv", "datasets.csv", "baselines.csv")
+
+
+@pytest.fixture(scope="module")
+def paper(tmp_path_factory):
+    root = build_paper_results(tmp_path_factory.mktemp("paper") / "results")
+    tables = run_paper_aggregate(root)
+    return root, tables
+
+
+def _csv(df: pd.DataFrame) -> str:
+    return df.to_csv(index=False, float_format="%.10g")
+
+
+def test_record_gives_the_results_folders_tables(paper, tmp_path):
+    root, tables = paper
+    records.write_record(root, tmp_path / "studies" / "paper" / "part1", "paper")
+    from_record = records.tables_of(records.load_study(tmp_path / "studies" / "paper"))
+    for name in COMPARED:
+        assert _csv(from_record[name]) == _csv(tables[name]), name
+    runs_a, runs_b = from_record["runs.csv"], tables["runs.csv"]
+    assert list(runs_a.status) == list(runs_b.status) and "stale" in set(runs_a.status)
+
+
+def test_record_has_no_weights_and_names_its_provenance(paper, tmp_path):
+    root, _ = paper
+    part = records.write_record(root, tmp_path / "paper" / "p", "paper", command="test")
+    names = {p.name for p in part.iterdir()}
+    assert not any(n.endswith((".pt", ".npy")) for n in names)
+    manifest = json.loads((part / "manifest.json").read_text())
+    assert manifest["schema_version"] == records.SCHEMA_VERSION and manifest["command"] == "test"
+    assert set(manifest["files"]) == names - {"manifest.json"}
+    rec = records.read_part(part)
+    assert set(rec["provenance"].columns) >= {"git_commit", "host", "torch", "data_identity", "training_code"}
+    assert "out_dir" not in next(iter(rec["configs"].values()))  # paths are not a run's identity
+
+
+def test_same_record_twice_is_the_same_bytes(paper, tmp_path):
+    root, _ = paper
+    a = records.write_record(root, tmp_path / "a" / "p", "paper")
+    b = records.write_record(root, tmp_path / "b" / "p", "paper")
+    for name in json.loads((a / "manifest.json").read_text())["files"]:
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+
+
+def test_findings_from_records_are_byte_identical_on_regeneration(paper, tmp_path):
+    root, _ = paper
+    records.write_record(root, tmp_path / "studies" / "paper" / "p", "paper")
+    pages = []
+    for k in (1, 2):
+        out, figs = tmp_path / f"docs{k}" / "findings.md", tmp_path / f"docs{k}" / "findings"
+        assert report.main(["--findings", "--studies-dir", str(tmp_path / "studies"), "--out", str(out),
+                            "--figures-dir", str(figs)]) == 0
+        pages.append((out.read_text().replace(f"docs{k}", "docs"),
+                      {p.name: p.read_bytes() for p in sorted(figs.glob("*.png"))}))
+    assert pages[0] == pages[1]
+    text = pages[0][0]
+    assert "from the study records" in text and "recorded in 1 part(s)" in text
+    assert pages[0][1], "no figure drawn"
+
+
+def test_findings_from_a_record_equal_findings_from_its_results(paper, tmp_path):
+    root, _ = paper
+    records.write_record(root, tmp_path / "studies" / "paper" / "p", "paper")
+    out = {}
+    for how, study in (("record", tmp_path / "studies" / "paper"), ("results", root)):
+        page = tmp_path / how / "findings.md"
+        assert report.main(["--findings", "--study", f"paper={study}", "--out", str(page),
+                            "--figures-dir", str(tmp_path / how / "f")]) == 0
+        text = page.read_text()
+        out[how] = text[text.index("## Claims ledger"):]
+    assert out["record"] == out["results"]
+
+
+def _split_results(root: Path, dest: Path, seeds: set[int]) -> Path:
+    """A copy of the results folder holding only some seeds (one sitting's share)."""
+    shutil.copytree(root, dest)
+    for sub in ("runs", "eval"):
+        for p in list((dest / sub).glob("*/*/seed*")):
+            if int(p.name[4:].split(".")[0]) not in seeds:
+                shutil.rmtree(p) if p.is_dir() else p.unlink()
+    shutil.rmtree(dest / "tables", ignore_errors=True)
+    return dest
+
+
+def test_parts_merge_to_the_whole(paper, tmp_path):
+    root, tables = paper
+    a = _split_results(root, tmp_path / "a", {0, 1})
+    b = _split_results(root, tmp_path / "b", {2})
+    records.write_record(a, tmp_path / "studies" / "paper" / "day1", "paper")
+    records.write_record(b, tmp_path / "studies" / "paper" / "day2", "paper")
+    merged = records.tables_of(records.load_study(tmp_path / "studies" / "paper"))
+    # the seeds-in-parts record lacks the whole folder's summary.csv (method order from the registry)
+    for name in ("summary.csv", "comparisons.csv"):
+        key = ["dataset", "method_b" if name == "comparisons.csv" else "method", "metric"]
+        x = merged[name].sort_values(key).reset_index(drop=True)
+        y = tables[name].sort_values(key).reset_index(drop=True)
+        assert _csv(x) == _csv(y), name
+
+
+def test_duplicate_run_in_two_parts_is_refused(paper, tmp_path):
+    root, _ = paper
+    records.write_record(root, tmp_path / "s" / "x" / "one", "x")
+    records.write_record(root, tmp_path / "s" / "x" / "two", "x")
+    with pytest.raises(records.RecordError, match=r"is in two parts of the study"):
+        records.load_study(tmp_path / "s" / "x")
+
+
+def _edit_part(part: Path, name: str, fn) -> None:
+    """Change one file of a part and record its new checksum (as a careless hand edit would not)."""
+    data = fn(gzip.decompress((part / name).read_bytes()))
+    (part / name).write_bytes(records._gzip(data))
+    manifest = json.loads((part / "manifest.json").read_text())
+    import hashlib
+    manifest["files"][name] = hashlib.sha256((part / name).read_bytes()).hexdigest()
+    (part / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_config_difference_other_than_seed_is_refused(paper, tmp_path):
+    root, _ = paper
+    a = records.write_record(_split_results(root, tmp_path / "a", {0, 1}), tmp_path / "s" / "x" / "a", "x")
+    b = records.write_record(_split_results(root, tmp_path / "b", {2}), tmp_path / "s" / "x" / "b", "x")
+    del a
+
+    def change_lr(data: bytes) -> bytes:
+        cfgs = json.loads(data)
+        for key, cfg in cfgs.items():
+            if key.startswith("mnist/frozen_ln/"):
+                cfg["autonorm"]["tau"] = 2.0
+        return json.dumps(cfgs).encode()
+
+    _edit_part(b, "configs.json.gz", change_lr)
+    with pytest.raises(records.RecordError, match=r"mnist/frozen_ln differ in more than the seed.*autonorm\.tau"):
+        records.load_study(tmp_path / "s" / "x")
+
+
+def test_runs_of_other_training_code_are_refused(paper, tmp_path):
+    root, _ = paper
+    records.write_record(_split_results(root, tmp_path / "a", {0, 1}), tmp_path / "s" / "x" / "a", "x")
+    b = records.write_record(_split_results(root, tmp_path / "b", {2}), tmp_path / "s" / "x" / "b", "x")
+    a = tmp_path / "s" / "x" / "a"
+    for part, code in ((a, "c0de1"), (b, "c0de2")):
+        _edit_part(part, "provenance.csv.gz",
+                   lambda data, c=code: pd.read_csv(pd.io.common.BytesIO(data)).assign(training_code=c)
+                   .to_csv(index=False).encode())
+    with pytest.raises(records.RecordError, match="trained by different code"):
+        records.load_study(tmp_path / "s" / "x")
+
+
+def test_hand_edited_file_is_refused_naming_it(paper, tmp_path):
+    root, _ = paper
+    part = records.write_record(root, tmp_path / "s" / "x" / "p", "x")
+    data = gzip.decompress((part / "values.csv.gz").read_bytes()).replace(b"98.", b"99.", 1)
+    (part / "values.csv.gz").write_bytes(gzip.compress(data))
+    with pytest.raises(records.RecordError, match=r"values\.csv\.gz was changed after it was recorded"):
+        records.load_study(tmp_path / "s" / "x")
+    (part / "values.csv.gz").unlink()
+    with pytest.raises(records.RecordError, match=r"values\.csv\.gz is missing"):
+        records.load_study(tmp_path / "s" / "x")
+
+
+def test_other_schema_version_is_refused_naming_it(paper, tmp_path):
+    root, _ = paper
+    part = records.write_record(root, tmp_path / "s" / "x" / "p", "x")
+    manifest = json.loads((part / "manifest.json").read_text())
+    (part / "manifest.json").write_text(json.dumps(manifest | {"schema_version": 99}))
+    with pytest.raises(records.RecordError, match="schema version 99; this version of the package reads version 1"):
+        records.load_study(tmp_path / "s" / "x")
+
+
+def test_record_command_line_refuses_a_conflicting_part_and_keeps_the_study(paper, tmp_path, capsys):
+    root, _ = paper
+    studies = tmp_path / "studies"
+    args = ["--record", "paper", "--results", str(root), "--studies-dir", str(studies)]
+    assert report.main(args + ["--part", "one"]) == 0
+    assert "KiB" in capsys.readouterr().out
+    assert report.main(args + ["--part", "two"]) != 0  # the same runs again: a duplicate
+    assert "is in two parts" in capsys.readouterr().err
+    assert [p.name for p in records.parts_of(studies / "paper")] == ["one"]  # nothing half-written
+    records.load_study(studies / "paper")
