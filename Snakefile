@@ -9,7 +9,7 @@
 
 from snakemake.utils import min_version
 
-from autonorm.config.workflow import check_config, read_yaml
+from autonorm.config.workflow import check_config, check_writable, read_yaml
 
 min_version("9.0")
 
@@ -30,6 +30,9 @@ if isinstance(config.get("seeds"), list):
 # with the key named. `device: cuda` is checked here when the jobs run on this
 # machine; with an executor that sends them elsewhere (SLURM), the job checks.
 check_config(config, check_device=workflow.local_exec and workflow.is_main_process)
+# An unwritable results folder in one paragraph, before Snakemake removes a job's old outputs.
+if workflow.is_main_process and not workflow.dryrun:
+    check_writable(config["results_dir"])
 
 
 include: "workflow/rules/common.smk"
@@ -67,12 +70,14 @@ for _dataset in config["datasets"]:
 
 
 # What a person needs at the end: where the report is, or where to look when a job failed
-# (the console shows progress only: profiles/default sets `quiet: [rules, host]`).
+# (the failed job's log is on the console: profiles/default keeps show-failed-logs).
 onsuccess:
     if Path(REPORT_MD).is_file():
         print(f"\nReport:  {REPORT_MD}\nFigures: {FIGURES_DIR}/\nTables:  {TABLES_DIR}/")
 
 
 onerror:
-    print(f"\nA job failed: its log is printed above (and kept under {R}/logs/). Fix the cause and rerun "
-          "the same command: finished jobs are kept, a killed training resumes from its last epoch.")
+    print(
+        f"\nA job failed: its log is printed above under 'Logfile' (and kept under {R}/logs/). Fix the cause and rerun "
+        "the same command: finished jobs are kept, a killed training resumes from its last epoch."
+    )

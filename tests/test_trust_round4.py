@@ -2,6 +2,7 @@
 
 import json
 import shutil
+from pathlib import Path
 
 from autonorm.run import eval_cache
 from autonorm.run.train import main as train_main
@@ -57,3 +58,99 @@ def test_freeze_effect_of_exactly_zero_is_no_difference(tmp_path):
     assert "no difference" in text and "opposite sign" not in text
     assert "opposite sign to the paper" in _freeze_ctx(tmp_path, 84.0, 85.0, True)
     assert "nothing froze" in _freeze_ctx(tmp_path, 85.0, 85.0, False)
+
+
+# --------------------------------------------------------------------------- 3. one validation of a run's settings
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("eps_h, t_freeze, key", [(0.0, 1, "eps_h"), (10.0, 1, "eps_h"), (0.1, 9, "t_freeze")])
+def test_training_entry_point_refuses_what_the_workflow_refuses(tmp_path, capsys, eps_h, t_freeze, key):
+    """autonorm-train and the workflow's config check run one validation of the AutoNorm settings:
+    eps_h 0 (always freezes), eps_h 10 (never freezes: above ln 2) and a t_freeze after the last
+    epoch are refused by both, naming the key."""
+    import copy
+
+    import yaml
+
+    from autonorm.config.run_config import ConfigError, run_settings_problems
+    from autonorm.config.workflow import check_config
+
+    data = make_processed(tmp_path / "data", "regression")
+    cfg = run_config(data, tmp_path / "run", method="autonorm_s", epochs=2, eps_h=eps_h, t_freeze=t_freeze)
+    assert [k for k, _ in run_settings_problems(cfg)] == [f"autonorm.{key}"]
+    assert train_main(["--run-config", json.dumps(cfg), "--threads", "1"]) == 2
+    assert f"run config key autonorm.{key}" in capsys.readouterr().err
+    assert not (tmp_path / "run" / "metrics.json").exists()
+
+    base = yaml.safe_load((Path(__file__).resolve().parents[1] / "workflow" / "presets" / "smoke.yaml").read_text())
+    wf = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
+    wf.update(copy.deepcopy(base))
+    wf["autonorm"] = dict(wf.get("autonorm") or {}, eps_h=eps_h if eps_h > 0 else 1e-9,
+                          t_freeze=t_freeze if key == "t_freeze" else 1)
+    if eps_h == 0:  # the schema refuses it (exclusiveMinimum 0), naming the key
+        wf["autonorm"]["eps_h"] = 0.0
+    with pytest.raises(ConfigError, match=rf"autonorm\.{key}"):
+        check_config(wf)
+
+
+def test_run_settings_of_a_good_run_pass():
+    from autonorm.config.run_config import run_settings_problems
+
+    cfg = run_config(Path("/nowhere"), Path("/nowhere/run"), method="autonorm_s", epochs=3, eps_h=0.1, t_freeze=2)
+    assert run_settings_problems(cfg) == []
+    assert run_settings_problems(dict(cfg, method="frozen_ln", autonorm=dict(cfg["autonorm"], eps_h=10))) == []
+
+
+# --------------------------------------------------------------------------- 7. what reaches the console
+def _snakemake(tmp_path, *args, timeout=240):
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    cmd = [sys.executable, "-m", "snakemake", "--cores", "1", "--configfile", "workflow/presets/smoke.yaml",
+           "--config", f"results_dir={tmp_path / 'results'}", f"raw_dir={tmp_path / 'raw'}", *args]
+    return subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=timeout)
+
+
+def test_a_failed_download_reaches_the_console_with_its_own_message(tmp_path):
+    """Under the default profile: an offline download from an empty folder fails, and the console
+    shows the job's own paragraph (the missing files, where to put them, --from), not only
+    'a job failed'."""
+    (tmp_path / "empty").mkdir()
+    r = _snakemake(tmp_path, "datasets=[cifar10]", 'ablations={"datasets": [], "variants": []}',
+                   f'raw_from={{"cifar10": "{tmp_path / "empty"}"}}', "--", "dataset_cifar10")
+    out = r.stdout + r.stderr
+    assert r.returncode != 0
+    assert "Dataset 'cifar10'" in out and "missing" in out, out[-3000:]
+    assert "cifar-10-python.tar.gz" in out and "Logfile" in out
+
+
+def test_a_dry_run_lists_the_jobs_it_would_run(tmp_path):
+    r = _snakemake(tmp_path, "datasets=[smoke_digits]", "methods=[frozen_ln,autonorm_s]", "seeds=[0]",
+                   'ablations={"datasets": [], "variants": []}', "-n")
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = r.stdout + r.stderr
+    assert "rule train:" in out and "wildcards: dataset=smoke_digits, method=autonorm_s, seed=0" in out
+    assert "rule preprocess:" in out
+
+
+# --------------------------------------------------------------------------- 4. an unwritable results folder
+def test_unwritable_results_folder_is_refused_in_one_paragraph(tmp_path):
+    import subprocess
+
+    results = tmp_path / "results"
+    (results / "runs").mkdir(parents=True)
+    (results / "runs" / "keep.json").write_text("{}")
+    if subprocess.run(["chattr", "+i", str(results / "runs")], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i (an immutable folder, which stops root too) is not supported here")
+    try:
+        r = _snakemake(tmp_path, "datasets=[smoke_digits]", "methods=[frozen_ln,autonorm_s]", "seeds=[0]",
+                       'ablations={"datasets": [], "variants": []}')
+    finally:
+        subprocess.run(["chattr", "-i", str(results / "runs")])
+    out = r.stdout + r.stderr
+    assert r.returncode != 0
+    assert f"results folder {results / 'runs'} is not writable" in out, out[-2000:]
+    assert "Traceback" not in out
+    assert (results / "runs" / "keep.json").exists()

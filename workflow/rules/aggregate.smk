@@ -10,6 +10,15 @@ rule aggregate:
     output:
         tables=[f"{TABLES_DIR}/{t}" for t in TABLES],
         grid=f"{TABLES_DIR}/grid.json",
+    log:
+        f"{REPORT_LOGS}/aggregate.log",
+    benchmark:
+        f"{REPORT_BENCHMARKS}/aggregate.tsv"
+    conda:
+        "../../envs/stats.yaml"
+    resources:
+        mem_mb=4000,
+        runtime=30,
     params:
         datasets=DATASET_NAMES,
         methods=METHOD_NAMES,
@@ -18,15 +27,6 @@ rule aggregate:
         results=lambda w, input: str(Path(input.evals[0]).parents[3]),
         out_dir=lambda w, output: str(Path(output.tables[0]).parent),
         grid=json.dumps(GRID, sort_keys=True),
-    log:
-        f"{REPORT_LOGS}/aggregate.log",
-    benchmark:
-        f"{REPORT_BENCHMARKS}/aggregate.tsv"
-    resources:
-        mem_mb=4000,
-        runtime=30,
-    conda:
-        "../../envs/stats.yaml"
     shell:
         "autonorm-aggregate --results {params.results:q} --datasets {params.datasets:q} --methods {params.methods:q}"
         " --seeds {params.seeds:q} --reference-method {params.reference:q} --out-dir {params.out_dir:q} > {log:q} 2>&1"
@@ -39,23 +39,21 @@ rule figures:
     output:
         # each PNG with its caption for `snakemake --report` (workflow/report/<stem>.rst)
         [
-            report(str(p), caption=f"../report/{Path(str(p)).stem}.rst", category="Figures")
-            if str(p).endswith(".png")
-            else p
+            report(str(p), caption=f"../report/{Path(str(p)).stem}.rst", category="Figures") if str(p).endswith(".png") else p
             for p in figure_outputs()
         ],
-    params:
-        tables=lambda w, input: str(Path(input[0]).parent),
-        out_dir=lambda w, output: str(Path(output[0]).parent),
     log:
         f"{REPORT_LOGS}/figures.log",
     benchmark:
         f"{REPORT_BENCHMARKS}/figures.tsv"
+    conda:
+        "../../envs/plots.yaml"
     resources:
         mem_mb=4000,
         runtime=30,
-    conda:
-        "../../envs/plots.yaml"
+    params:
+        tables=lambda w, input: str(Path(input[0]).parent),
+        out_dir=lambda w, output: str(Path(output[0]).parent),
     shell:
         "autonorm-figures --tables {params.tables:q} --out-dir {params.out_dir:q} > {log:q} 2>&1"
 
@@ -69,20 +67,20 @@ rule report:
         md=REPORT_MD,
         # report.md as one page, so it opens inside the `snakemake --report` HTML
         html=report(str(Path(REPORT_MD).with_suffix(".html")), caption="../report/report.rst", category="Report"),
+    log:
+        f"{REPORT_LOGS}/report.log",
+    benchmark:
+        f"{REPORT_BENCHMARKS}/report.tsv"
+    conda:
+        "../../envs/stats.yaml"
+    resources:
+        mem_mb=4000,
+        runtime=30,
     params:
         config_json=lambda w: json.dumps(config, sort_keys=True, default=str),
         tables=lambda w, input: str(Path(input.tables[0]).parent),
         figures=lambda w, input: str(Path(input.figures[0]).parent),
         runs=lambda w: f"{R}/runs",
-    log:
-        f"{REPORT_LOGS}/report.log",
-    benchmark:
-        f"{REPORT_BENCHMARKS}/report.tsv"
-    resources:
-        mem_mb=4000,
-        runtime=30,
-    conda:
-        "../../envs/stats.yaml"
     shell:
         "autonorm-report --tables {params.tables:q} --figures-dir {params.figures:q} --out {output.md:q}"
         " --html-out {output.html:q}"

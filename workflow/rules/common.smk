@@ -134,8 +134,7 @@ def grid_runs(datasets=None):
 
 def expand_runs(datasets=None):
     # a run that is the same training as another (SAME_RUN) is not trained again
-    return [f"{run_dir(d, m, s)}/status.json" for d, m in grid_runs(datasets) if (d, m) not in SAME_RUN
-            for s in SEEDS]
+    return [f"{run_dir(d, m, s)}/status.json" for d, m in grid_runs(datasets) if (d, m) not in SAME_RUN for s in SEEDS]
 
 
 def eval_files(datasets=None):

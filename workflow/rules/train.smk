@@ -8,10 +8,6 @@ rule train:
         teacher=teacher_status,  # distillation variants only: the teacher run trains first
     output:
         status=f"{R}/runs/{{dataset}}/{{method}}/seed{{seed}}/status.json",
-    params:
-        # The resolved settings: a changed setting reruns this run (and its evaluation).
-        run_config=run_config_json,
-        attempts_log=lambda w: f"{R}/logs/train/{w.dataset}/{w.method}/seed{w.seed}.attempts.log",
     log:
         # This attempt's log. Snakemake deletes a job's log before every attempt,
         # so each attempt is also appended to <log>.attempts.log, which keeps the
@@ -19,6 +15,10 @@ rule train:
         f"{R}/logs/train/{{dataset}}/{{method}}/seed{{seed}}.log",
     benchmark:
         f"{R}/benchmarks/train/{{dataset}}/{{method}}/seed{{seed}}.tsv"
+    group:
+        small_job_group
+    conda:
+        "../../envs/train.yaml"
     threads: lambda w: rule_resources("train", "threads", 4)
     resources:
         gpu=lambda w: rule_resources("train", "gpu", 1),
@@ -26,14 +26,14 @@ rule train:
         runs_per_gpu=RUNS_PER_GPU,
         mem_mb=lambda w: rule_resources("train", "mem_mb", 16000),
         runtime=lambda w, attempt: rule_resources("train", "runtime", 720) * attempt,
-    group:
-        small_job_group
-    conda:
-        "../../envs/train.yaml"
+    params:
+        # The resolved settings: a changed setting reruns this run (and its evaluation).
+        run_config=run_config_json,
+        attempts_log=lambda w: f"{R}/logs/train/{w.dataset}/{w.method}/seed{w.seed}.attempts.log",
     shell:
         # --record-divergence: a NaN loss ends the job cleanly with status
         # "diverged" (no metrics), so the report lists it instead of hiding it.
-        "export AUTONORM_RUNS_PER_GPU={resources.runs_per_gpu}; {{ echo \"=== attempt started $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
-        " SLURM_JOB_ID=${{SLURM_JOB_ID:-none}} CUDA_VISIBLE_DEVICES=${{CUDA_VISIBLE_DEVICES:-unset}}\";"
+        'export AUTONORM_RUNS_PER_GPU={resources.runs_per_gpu}; {{ echo "=== attempt started $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)'
+        ' SLURM_JOB_ID=${{SLURM_JOB_ID:-none}} CUDA_VISIBLE_DEVICES=${{CUDA_VISIBLE_DEVICES:-unset}}";'
         " autonorm-train --run-config {params.run_config:q} --record-divergence --threads {threads}; }}"
         " 2>&1 | tee -a {params.attempts_log:q} > {log:q}"

@@ -14,7 +14,8 @@ from autonorm.analysis import stats
 from autonorm.io_utils import read_json
 from autonorm.methods import METHODS
 
-from autonorm.analysis.tables import (BASELINES_COLUMNS, CORRUPTION_COLUMNS, COST_KEYS, DATASETS_COLUMNS, FREEZE_COLUMNS, GATES_COLUMNS,
+from autonorm.analysis.tables import (BASELINES_COLUMNS, CORRUPTION_COLUMNS, COST_KEYS, DATASETS_COLUMNS, FREEZE_COLUMNS,
+                                      GATES_COLUMNS,
                                       HISTORY_COLUMNS, KNOWN_FAMILY, KNOWN_STANDIN, RUNS_COLUMNS,
                                       _SELECTOR_RE)
 

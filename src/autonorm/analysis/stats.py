@@ -331,7 +331,8 @@ def holm_by_hand(pvalues: Sequence[float]) -> np.ndarray:
 
 __all__ = [
     "LOWER_IS_BETTER", "PRIMARY_METRICS", "SECONDARY_METRICS", "ROBUSTNESS_METRICS",
-    "COST_METRICS", "DERIVED_METRICS", "CONVERGENCE_METRICS", "epochs_to_fraction", "MIN_N_WILCOXON", "higher_is_better", "metric_family", "t_ci",
+    "COST_METRICS", "DERIVED_METRICS", "CONVERGENCE_METRICS", "epochs_to_fraction", "MIN_N_WILCOXON", "higher_is_better",
+    "metric_family", "t_ci",
     "describe", "paired_test", "holm", "holm_levels", "holm_by_hand", "min_detectable_difference",
     "power_of_paired_test", "MIN_N_POWER", "metric_range", "PERCENT_METRICS",
 ]

@@ -53,7 +53,8 @@ def resolve_run_config(cfg: dict, dataset: str, method: str, seed: int) -> dict:
     freeze_enabled = bool(auto.get("freeze", {}).get(family, True))
     norm_options = dict(cfg.get("norm_options", {}))
     norm_options.update(tau=settings.tau, drop_noise_when_frozen=settings.drop_noise_when_frozen)
-    for key in ("selector", "hard", "gates", "selector_hidden"):  # ablation options, written only when set: default run configs unchanged
+    # ablation options, written only when set: default run configs unchanged
+    for key in ("selector", "hard", "gates", "selector_hidden"):
         if key in auto:
             norm_options[key] = auto[key]
     res = results_dir(cfg)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from ..methods import GATE_CHOICES, METHODS, AutoNormSettings
+from ..methods import METHODS
 from .run_config import ConfigError, deep_merge, resolve_run_config, results_dir  # noqa: F401 (the public API)
 from .run_config import run_settings_problems
 
@@ -143,7 +143,6 @@ def check_config(cfg: dict, schema_path: str | Path | None = None, *, check_devi
 
 
 def _cross_key_problems(cfg: dict) -> list[str]:
-    import math
 
     from ..data import CORRUPTION_SETS, DATASETS
 
@@ -198,8 +197,6 @@ def _cross_key_problems(cfg: dict) -> list[str]:
 
     auto = cfg.get("autonorm", {})
     freeze = auto.get("freeze", {})
-    settings = AutoNormSettings.from_block(auto)
-    t_freeze, eps_h = settings.t_freeze, settings.eps_h
     freezing = [m for m in methods if METHODS[m].freeze_selectors]
     said: set = set()  # (key, image size) already reported
     for d in sorted(set(cfg.get("datasets", []))):
@@ -250,6 +247,29 @@ def _cross_key_problems(cfg: dict) -> list[str]:
                     add(f"config key autonorm.eps_h: {msg} ({m}; to disable freezing set "
                         f"autonorm.freeze.<family>: false)")
     return problems
+
+
+def check_writable(results: str | Path) -> None:
+    """Refuse a results folder (or its runs/ folder) this process cannot write, in one paragraph,
+    before Snakemake deletes or writes anything in it (it removes a rerun job's old outputs
+    before any job's own code runs). Tried by creating a file: file modes do not stop root, a
+    read-only or immutable folder does."""
+    import os
+    import tempfile
+
+    results = Path(results)
+    for folder in (results, results / "runs"):
+        if folder == results / "runs" and not folder.is_dir():
+            continue
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            fd, probe = tempfile.mkstemp(prefix=".write-probe-", dir=folder)
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as e:
+            raise ConfigError(f"results folder {folder} is not writable ({e.strerror or e}): nothing was run "
+                              f"and nothing in it was touched. Make it writable, or set results_dir to another "
+                              f"folder (--config results_dir=...).") from None
 
 
 def check_report_grid(grid_file: str | Path, grid: dict, report_name: str | None) -> None:

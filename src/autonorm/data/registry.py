@@ -125,7 +125,8 @@ DATASETS: Dict[str, DatasetSpec] = {
         "california_housing", "tabular", "regression", False,
         "California Housing (Pace & Barry 1997) via scikit-learn: 20,640 block groups, 8 features, "
         "median house value in units of 100,000 USD; seeded train/val/test split, 80/10/10 by default.",
-        defaults={"split_seed": 0, "val_fraction": 0.1, "test_fraction": 0.1}, display="California Housing", source="tabular:CALIFORNIA_HOUSING",
+        defaults={"split_seed": 0, "val_fraction": 0.1, "test_fraction": 0.1}, display="California Housing",
+        source="tabular:CALIFORNIA_HOUSING",
         data_keys=("split_seed", "val_fraction", "test_fraction", "max_train", "allow_unverified")),
     # ---- smoke stand-ins (offline) ----
     "smoke_digits": DatasetSpec(
@@ -152,7 +153,8 @@ DATASETS: Dict[str, DatasetSpec] = {
         "ambiguous words (tag depends on context); stands in for PTB POS.",
         needs_download=False,
         defaults={"split_seed": 0, "n_sentences": 1500, "max_len": 40, "min_freq": 1,
-                  "val_fraction": 0.15, "test_fraction": 0.15}, stands_in_for="ptb_pos", standin_label="PTB POS", source="smoke:SMOKE_POS",
+                  "val_fraction": 0.15, "test_fraction": 0.15}, stands_in_for="ptb_pos", standin_label="PTB POS",
+        source="smoke:SMOKE_POS",
         data_keys=("n_sentences", "split_seed", "val_fraction", "test_fraction", "max_len", "min_freq",
                    "unk_signatures", "max_train")),
     "smoke_sentiment": DatasetSpec(
@@ -161,7 +163,8 @@ DATASETS: Dict[str, DatasetSpec] = {
         "word order matters; stands in for SST-2.",
         needs_download=False,
         defaults={"split_seed": 0, "n_sentences": 2000, "max_len": 32, "min_freq": 1,
-                  "val_fraction": 0.15, "test_fraction": 0.15}, stands_in_for="sst2", standin_label="SST-2", source="smoke:SMOKE_SENTIMENT",
+                  "val_fraction": 0.15, "test_fraction": 0.15}, stands_in_for="sst2", standin_label="SST-2",
+        source="smoke:SMOKE_SENTIMENT",
         data_keys=("n_sentences", "split_seed", "val_fraction", "test_fraction", "max_len", "min_freq", "max_train")),
     "smoke_diabetes": DatasetSpec(
         "smoke_diabetes", "tabular", "regression", True,
@@ -169,7 +172,8 @@ DATASETS: Dict[str, DatasetSpec] = {
         "features, target = disease progression after one year, original units); stands in for the "
         "paper's tabular sets. Seeded train/val/test split, 70/15/15 by default.",
         needs_download=False,
-        defaults={"split_seed": 0, "val_fraction": 0.15, "test_fraction": 0.15}, standin_label="UCI tabular", source="tabular:SMOKE_DIABETES",
+        defaults={"split_seed": 0, "val_fraction": 0.15, "test_fraction": 0.15}, standin_label="UCI tabular",
+        source="tabular:SMOKE_DIABETES",
         data_keys=("split_seed", "val_fraction", "test_fraction", "max_train")),
 }
 

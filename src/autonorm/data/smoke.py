@@ -107,7 +107,8 @@ def preprocess_smoke_shapes32(options: Dict[str, Any]):
     splits = {"train": (x[tr], y[tr]), "val": (x[ntr:ntr + nva], y[ntr:ntr + nva]),
               "test": (x[ntr + nva:], y[ntr + nva:])}
     return build_vision("smoke_shapes32", splits, SHAPE_CLASSES, options,
-                        {"source": {"generator": "autonorm.data.smoke.generate_shapes32", "seed": int(options.get("split_seed", 0))},
+                        {"source": {"generator": "autonorm.data.smoke.generate_shapes32",
+                                    "seed": int(options.get("split_seed", 0))},
                          "split_note": "one seeded generator; first n_train / next n_val / last n_test images" + sub})
 
 

@@ -1,0 +1,148 @@
+"""A study the findings page reads: a results folder's tables, or a study record's (computed as the
+aggregate step computes them: analysis.records), with its run configs."""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from autonorm.report.context import ReportContext
+from autonorm.report.fmt import fmt, fnum, pretty
+
+#: the studies, best evidence first: (name, default results folder, preset file)
+STUDIES = (("paper", "results", "config.yaml"),
+           ("depth", "results/depth", "workflow/presets/depth.yaml"),
+           ("laptop", "results/laptop", "workflow/presets/laptop.yaml"))
+
+
+@dataclass
+class Study:
+    """One study's tables (as the report reads them) and its run configs: from a results folder,
+    or from a study record (analysis.records), whose tables are computed as the aggregate step
+    computes them from a results folder."""
+    name: str
+    root: Path
+    ctx: ReportContext
+    _configs: dict = field(default_factory=dict)
+    record: dict | None = None
+
+    @classmethod
+    def load(cls, name: str, root: str | Path) -> "Study | None":
+        root = Path(root)
+        tables = root / "tables"
+        if not (tables / "summary.csv").is_file():
+            return None
+        return cls(name, root, ReportContext.load(tables, root / "report.md"))
+
+    @classmethod
+    def from_record(cls, name: str, study_dir: str | Path, scratch: str | Path) -> "Study":
+        """A recorded study (studies/<name>/): its tables computed from the record and written,
+        as the aggregate step writes them, into ``scratch``, then read as the report reads them."""
+        from autonorm.analysis.records import load_study, tables_of
+        from autonorm.io_utils import write_csv_atomic
+
+        rec = load_study(study_dir)
+        tables = Path(scratch) / name / "tables"
+        tables.mkdir(parents=True, exist_ok=True)
+        for fname, df in tables_of(rec).items():
+            write_csv_atomic(tables / fname, df, float_format="%.10g")
+        return cls(name, Path(study_dir), ReportContext.load(tables, tables.parent / "report.md"), record=rec)
+
+    def has(self, d: str, method: str | None = None) -> bool:
+        s = self.ctx.summary
+        if s.empty:
+            return False
+        sel = (s.dataset == d) & (s["n"].fillna(0) > 0)
+        if method:
+            sel &= s.method == method
+        return bool(sel.any())
+
+    def run_config(self, d: str, method: str = "autonorm_s") -> dict:
+        """config.json of the first finished run of (dataset, method), or of any method."""
+        key = (d, method)
+        if key not in self._configs:
+            runs = self.ctx.runs
+            cfg = {}
+            if self.record is not None and not runs.empty:
+                ok = runs[(runs.dataset == d) & (runs.status == "ok")]
+                for _, r in pd.concat([ok[ok.method == method], ok]).iterrows():
+                    cfg = self.record["configs"].get(f"{d}/{r['method']}/seed{int(r['seed'])}") or {}
+                    if cfg:
+                        break
+            elif not runs.empty:
+                ok = runs[(runs.dataset == d) & (runs.status == "ok")]
+                for _, r in pd.concat([ok[ok.method == method], ok]).iterrows():
+                    p = Path(str(r["path"]))
+                    if not p.is_absolute() and not p.exists():
+                        p = self.root.parent / p if (self.root.parent / p).exists() else p
+                    try:
+                        cfg = json.loads((p / "config.json").read_text())
+                        break
+                    except (OSError, ValueError):
+                        continue
+            self._configs[key] = cfg
+        return self._configs[key]
+
+    def where(self, d: str, method: str = "autonorm_s", n: int | None = None) -> str:
+        """'depth: MNIST, 8 x 128, patch 7, 12 epochs, 15,000 train, n=3'."""
+        cfg = self.run_config(d, method)
+        model, train = cfg.get("model", {}), cfg.get("train", {})
+        parts = [f"{self.name}: {pretty(d)}"]
+        if model:
+            size = f"{model.get('depth', '?')} x {model.get('dim', '?')}"
+            if model.get("patch_size"):
+                size += f", patch {model['patch_size']}"
+            parts.append(size)
+        if train.get("epochs"):
+            parts.append(f"{train['epochs']} epochs")
+        meta = self.ctx.dataset_meta(d)
+        n_train = fnum(meta.get("n_train"))
+        if math.isfinite(n_train):
+            parts.append(f"{int(n_train):,} train")
+        if n is not None:
+            parts.append(f"n={n}")
+        return ", ".join(parts)
+
+
+def _first(studies: list[Study], d: str, *methods: str) -> Study | None:
+    for st in studies:
+        if all(st.has(d, m) for m in methods):
+            return st
+    return None
+
+
+def _mean_ci(st: Study, d: str, method: str, metric: str) -> str:
+    s = st.ctx.summary
+    r = s[(s.dataset == d) & (s.method == method) & (s.metric == metric)]
+    if r.empty or not fnum(r.iloc[0]["n"]):
+        return "–"
+    r = r.iloc[0]
+    lo, hi = fnum(r["ci95_low"]), fnum(r["ci95_high"])
+    ci = f" [{fmt(lo)}, {fmt(hi)}]" if math.isfinite(lo) and math.isfinite(hi) else ""
+    return f"{fmt(r['mean'])}{ci}"
+
+
+
+def find_studies(pairs: list[tuple[str, str]] | None, studies_dir: Path, scratch: Path) -> list[Study]:
+    """The studies to read: those named (NAME=FOLDER, a record or a results folder), else every
+    record under ``studies_dir`` (in STUDIES order, then by name) and every default results folder
+    of STUDIES that has no record of its name."""
+    from autonorm.analysis.records import parts_of
+
+    def load(name: str, folder: str | Path) -> Study | None:
+        if parts_of(folder):
+            return Study.from_record(name, folder, scratch)
+        return Study.load(name, folder)
+
+    if pairs:
+        return [st for n, r in pairs if (st := load(n, r)) is not None]
+    order = {n: i for i, (n, _, _) in enumerate(STUDIES)}
+    recorded = sorted((p for p in (studies_dir.iterdir() if studies_dir.is_dir() else []) if parts_of(p)),
+                      key=lambda p: (order.get(p.name, len(order)), p.name))
+    found = [Study.from_record(p.name, p, scratch) for p in recorded]
+    names = {st.name for st in found}
+    found += [st for n, r, _ in STUDIES if n not in names and (st := Study.load(n, r)) is not None]
+    return sorted(found, key=lambda st: (order.get(st.name, len(order)), st.name))
