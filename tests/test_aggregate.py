@@ -421,7 +421,8 @@ def build_paper_results(root: Path, datasets=tuple(PAPER9), methods=tuple(ALL_ME
             test["mae"] = value * 0.7
         if task == "token_classification":
             test["tag_perplexity"] = 1.0 + (100 - value) / 25
-        cfg = {"dataset": d, "method": m, "seed": s, "autonorm": {"tau": 0.5, "t_freeze": 10}}
+        cfg = {"dataset": d, "method": m, "seed": s, "autonorm": {"tau": 0.5, "t_freeze": 10},
+               "model": {"dim": 128, "depth": 8 if fam == "vision" else 12}}
         if vspec and vspec[1] == "tau":
             cfg["autonorm"]["tau"] = vspec[2]
         duplicate = same or bool(vspec and vspec[5])

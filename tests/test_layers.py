@@ -111,3 +111,11 @@ def test_the_import_reader_sees_imports_inside_functions(tmp_path, monkeypatch):
     monkeypatch.setattr(__import__(__name__), "PKG", pkg)
     found = imported_modules(pkg / "a.py")
     assert {"autonorm.config.workflow", "autonorm.layers.kernels"} <= found
+
+
+def test_cli_wrapper_imports_nothing_from_the_run_layer_or_above():
+    """cli.guarded names every layer's errors; they live in the layers below one run (io_utils,
+    data.errors, config.run_config), so the wrapper every entry point calls imports no stage."""
+    above = [m for m in imported_modules(PKG / "cli.py")
+             if layer_of(m) in ("run", "analysis", "report")]
+    assert not above, above

@@ -111,3 +111,24 @@ def test_doubtful_numbers_are_their_own_class():
     assert "MAE 20.50" in DOUBTFUL[("energy_efficiency", "rmse")]
     assert "ill-defined" in DOUBTFUL[("ptb_pos", "tag_perplexity")]
     assert "per-sentence" in DOUBTFUL[("ptb_pos", "tag_perplexity")]
+
+
+def test_epoch_count_differences_all_zero_are_not_testable_at_this_resolution():
+    from autonorm.report.ledger import coarse_resolution
+
+    row = {"metric": "epochs_to_99pct", "sd_diff": 0.0, "n_pairs": 3, "mean_diff_vs_base": 0.0}
+    assert coarse_resolution(row)
+    assert not coarse_resolution(dict(row, sd_diff=0.5))
+    assert not coarse_resolution(dict(row, metric="accuracy"))
+
+
+def test_overhead_reads_the_selector_width_where_the_run_config_has_it():
+    """The width is a norm option of the run config (autonorm.selector_hidden in the workflow config)."""
+    from types import SimpleNamespace
+
+    from autonorm.report import ledger
+
+    cfg = {"model": {"dim": 128, "depth": 8}, "norm_options": {"selector_hidden": 5}}
+    st = SimpleNamespace(run_config=lambda d, m: cfg)
+    text = ledger._overhead_choice(st, "mnist", 1_072_138, 0.6, 0.01)
+    assert "ours is 5" in text and "<= 5 per sub-layer" in text and "<= 10 with one selector per block" in text

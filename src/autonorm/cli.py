@@ -34,8 +34,7 @@ def explain(exc: BaseException) -> tuple[int, str]:
     """(exit code, one paragraph) for an exception that reached an entry point."""
     from .config.run_config import ConfigError
     from .data.errors import DataCorruptError, DataError, DataMissingError
-    from .io_utils import DamagedRunFile, WriteFailed
-    from .run.runlock import RunFolderBusy
+    from .io_utils import DamagedRunFile, RunFolderBusy, WriteFailed
 
     if isinstance(exc, WriteFailed):
         return EXIT_WRITE, f"{exc} Free disk space or make the folder writable, then rerun."

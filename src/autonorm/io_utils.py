@@ -20,6 +20,10 @@ from typing import Any, Union
 PathLike = Union[str, os.PathLike]
 
 
+class RunFolderBusy(RuntimeError):
+    """Another process holds a run folder's lock (run.runlock)."""
+
+
 class WriteFailed(OSError):
     """An output could not be written. The message names the file and the reason:
     the OS's own message for a full disk or read-only folder often names only a

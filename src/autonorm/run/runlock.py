@@ -19,8 +19,8 @@ from pathlib import Path
 LOCK_NAME = ".lock"
 
 
-class RunFolderBusy(RuntimeError):
-    pass
+# the error lives with the other errors every entry point names (io_utils), below cli.py
+from ..io_utils import RunFolderBusy  # noqa: E402,F401
 
 
 class RunFolderLock:
