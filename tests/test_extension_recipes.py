@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 import torch
 
 from autonorm.analysis import aggregate
@@ -61,6 +63,12 @@ def test_a_toy_gated_norm_runs_through_training_evaluation_and_the_report(tmp_pa
                                   "--device", "cpu", "--threads", "1"]) == 0
     hist = json.loads((results / "runs" / "mnist" / "toy_s" / "seed0" / "history.json").read_text())
     assert set(hist[0]["gates"]["entropy"]) == {"block0.attn", "block0.mlp", "block1.attn", "block1.mlp"}
+    # gates named by what they choose: RMSNorm and LN, never recorded as the paper's DyT
+    gates = hist[0]["gates"]
+    assert set(gates["weights"]["block0.attn"]) == {"rms", "ln"}
+    assert gates["w_dyt"] == {} and gates["mean_w_dyt"] is None
+    assert gates["w_ln"]["block0.attn"] == pytest.approx(gates["weights"]["block0.attn"]["ln"])
+    assert sum(gates["weights"]["block0.attn"].values()) == pytest.approx(1.0)
     tables = tmp_path / "tables"
     assert aggregate.main(["--results", str(results), "--datasets", "mnist", "--methods", "frozen_ln",
                            "toy_s", "--seeds", "0", "1", "2", "--reference-method", "toy_s",
@@ -69,6 +77,13 @@ def test_a_toy_gated_norm_runs_through_training_evaluation_and_the_report(tmp_pa
     assert report.main(["--tables", str(tables), "--out", str(out)]) == 0
     text = out.read_text()
     assert "| toy_s | accuracy" in text and "**toy_s** (3 seeds)" in text
+    # the overhead table lists every gated method of the registry, a new one included
+    cost = text[text.index("## Cost"):]
+    assert "| toy_s |" in cost.split("\n\n## ")[0]
+    # its gates are no DyT/LN gates: the gate table holds no w_DyT for them
+    g = __import__("pandas").read_csv(tables / "gates.csv")
+    toy = g[g.method == "toy_s"]
+    assert len(toy) and toy.w_dyt.isna().all() and toy.w_ln.notna().all()
 
 
 def test_a_toy_dataset_is_one_registry_entry_and_one_source(tmp_path, monkeypatch):

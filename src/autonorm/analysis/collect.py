@@ -3,6 +3,7 @@ history, freeze, corruptions, datasets, baselines), with the state of each run (
 missing, stale)."""
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -391,6 +392,7 @@ def _collect_history(gate_rows: list, hist_rows: list, d: str, m: str, s: int,
         ent = gates.get("entropy") or {}
         wd = gates.get("w_dyt") or {}
         wl = gates.get("w_ln") or {}
+        by_name = gates.get("weights")  # since round 4: every choice by its name, no fallback needed
         for sel in sorted(set(ent) | set(wd), key=lambda n: (parse_selector(n)[0]
                                                              if not math.isnan(parse_selector(n)[0])
                                                              else 1e9, n)):
@@ -400,9 +402,11 @@ def _collect_history(gate_rows: list, hist_rows: list, d: str, m: str, s: int,
                 "layer": layer, "sublayer": sub, "entropy": _num(ent.get(sel)),
                 "w_dyt": _num(wd.get(sel)),
                 "w_ln": (_num(wl[sel]) if sel in wl
-                         else (1.0 - _num(wd.get(sel)) if choices == 2 else math.nan)),
+                         else (1.0 - _num(wd.get(sel)) if choices == 2 and by_name is None else math.nan)),
                 "frozen": bool(ep.get("frozen", False)),
                 "val_metric": _num(ep.get("val_metric")),
-                "val_metric_name": ep.get("val_metric_name")})
+                "val_metric_name": ep.get("val_metric_name"),
+                "choice_weights": (json.dumps(by_name[sel], sort_keys=True)
+                                   if isinstance(by_name, dict) and sel in by_name else "")})
 
 

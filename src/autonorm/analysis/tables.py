@@ -43,7 +43,10 @@ ABLATION_COLUMNS = ["dataset", "axis", "variant", "base", "value", "is_base", "m
                     "p_vs_base", "p_vs_base_holm", "holm_m", "sd_diff", "mdd80", "holm_alpha", "mdd80_holm",
                     "higher_is_better", "standin", "note"]
 GATES_COLUMNS = ["dataset", "method", "seed", "epoch", "selector", "layer", "sublayer",
-                 "entropy", "w_dyt", "w_ln", "frozen", "val_metric", "val_metric_name"]
+                 "entropy", "w_dyt", "w_ln", "frozen", "val_metric", "val_metric_name",
+                 # the weight of every choice by its name, as JSON ({"dyt": .., "ln": .., "rms": ..});
+                 # empty for histories written before gates were named by their choices
+                 "choice_weights"]
 HISTORY_COLUMNS = ["dataset", "method", "seed", "epoch", "train_loss", "val_loss", "val_metric",
                    "val_metric_name", "lr", "epoch_time_s", "frozen", "mean_entropy",
                    "mean_w_dyt"]

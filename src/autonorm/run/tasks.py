@@ -174,7 +174,9 @@ def run_eval(model: nn.Module, task: Task, x: torch.Tensor, y: torch.Tensor, bat
     """Loss, metrics and (optionally) per-selector gate diagnostics on one split."""
     model.eval()
     with recording_gates(model) if gates else contextlib.nullcontext({}) as learned:
-        sums = {n: {"h": 0.0, "w": 0.0, "ln": 0.0} for n in learned}
+        # each gate's choices by name (GatedNorm.choice_names): the paper's is ("dyt", "ln")
+        names = {n: tuple(getattr(m, "choice_names", ("dyt", "ln"))) for n, m in learned.items()}
+        sums = {n: {"h": 0.0, "w": [0.0] * len(names[n])} for n in learned}
         outs, total_loss, count = [], 0.0, 0
         for i in range(0, x.shape[0], batch_size):
             xb, yb = task.trim_padding(x[i:i + batch_size], y[i:i + batch_size])
@@ -189,18 +191,21 @@ def run_eval(model: nn.Module, task: Task, x: torch.Tensor, y: torch.Tensor, bat
             for n, m in learned.items():
                 w = m.last_weights.float()
                 sums[n]["h"] += float(gate_entropy(w).sum())
-                sums[n]["w"] += float(w[:, 0].sum())
-                sums[n]["ln"] += float(w[:, 1].sum())  # index 1 is LN in every gated norm
+                for i in range(len(names[n])):
+                    sums[n]["w"][i] += float(w[:, i].sum())
     metrics = task_metrics(task.kind, torch.cat(outs), y, task.meta)
     gate_stats = None
     if learned:
         n_samples = x.shape[0]
         ent = {n: s["h"] / n_samples for n, s in sums.items()}
-        wd = {n: s["w"] / n_samples for n, s in sums.items()}
-        # w_LN is recorded on its own: with a third branch (AutoNorm-3) it is not 1 - w_DyT
-        wl = {n: s["ln"] / n_samples for n, s in sums.items()}
-        gate_stats = {"entropy": ent, "w_dyt": wd, "w_ln": wl, "mean_entropy": sum(ent.values()) / len(ent),
-                      "mean_w_dyt": sum(wd.values()) / len(wd)}
+        weights = {n: {c: s["w"][i] / n_samples for i, c in enumerate(names[n])} for n, s in sums.items()}
+        # the paper's two choices under their own keys, only where a gate has them: a gate between
+        # RMSNorm and DyT has no w_LN, and its first choice is not "DyT"
+        wd = {n: w["dyt"] for n, w in weights.items() if "dyt" in w}
+        wl = {n: w["ln"] for n, w in weights.items() if "ln" in w}
+        gate_stats = {"entropy": ent, "weights": weights, "w_dyt": wd, "w_ln": wl,
+                      "mean_entropy": sum(ent.values()) / len(ent),
+                      "mean_w_dyt": sum(wd.values()) / len(wd) if wd else None}
     return total_loss / max(count, 1), metrics, gate_stats
 
 

@@ -221,7 +221,9 @@ def _train(cfg: dict, stop_after_epochs: int | None) -> dict | None:
                         "val_metric": val_metrics[metric_name], "val_metric_name": metric_name,
                         "lr": opt.param_groups[0]["lr"], "epoch_time_s": epoch_time,
                         "frozen": freeze["froze"], "gates": gates, "config_hash": chash})
-        gate_txt = f" H={gates['mean_entropy']:.3f} w_dyt={gates['mean_w_dyt']:.3f}" if gates else ""
+        gate_txt = (f" H={gates['mean_entropy']:.3f}" + (f" w_dyt={gates['mean_w_dyt']:.3f}"
+                                                          if gates.get("mean_w_dyt") is not None else "")
+                    if gates else "")
         log.info("epoch %d/%d loss %.4f val_%s %.4f%s%s (%.1fs)", epoch, epochs, train_loss, metric_name,
                  val_metrics[metric_name], gate_txt, " [selectors frozen]" if freeze["froze"] else "",
                  epoch_time)

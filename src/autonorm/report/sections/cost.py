@@ -21,7 +21,9 @@ def cost_section(ctx: ReportContext) -> str:
     rows = []
     for d in dict.fromkeys(cost["dataset"]):
         idx = cost[cost.dataset == d].set_index(["method", "metric"])["mean"]
-        for m in ("autonorm_s", "autonorm", "autonorm3"):
+        from autonorm import methods  # at call time: a method registered later (a recipe) is included
+
+        for m in methods.GATED_METHODS:
             cells = []
             for metric in ("params", "flops_per_sample"):
                 a, b = idx.get((m, metric)), idx.get(("frozen_ln", metric))

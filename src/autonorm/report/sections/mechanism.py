@@ -236,6 +236,16 @@ def mechanism_section(ctx: ReportContext) -> str:
             g = gates[(gates.dataset == d) & (gates.method == m) & np.isfinite(gates.w_dyt)]
             h = history[(history.dataset == d) & (history.method == m)
                         & np.isfinite(history.mean_entropy)]
+            other = gates[(gates.dataset == d) & (gates.method == m) & np.isfinite(gates.entropy)]
+            if g.empty and len(other):
+                # a gate whose choices are not the paper's DyT and LN (a new gated norm): its entropy
+                # only, and none of the paper's LN/DyT claims judged on it
+                found = True
+                last = other[other.epoch == other.groupby("seed")["epoch"].transform("max")]
+                blocks += [f"**{m}** ({len(set(other.seed))} seeds): its gates do not choose between the "
+                           f"paper's DyT and LN, so none of the paper's gate claims is judged on them; final "
+                           f"mean H = {fmt(float(last.entropy.mean()), 3)} at epoch {int(other.epoch.max())}.", ""]
+                continue
             if g.empty:
                 continue
             found = True
