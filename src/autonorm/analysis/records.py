@@ -30,6 +30,7 @@ import gzip
 import hashlib
 import io
 import json
+import os
 import platform
 import socket
 import subprocess
@@ -387,8 +388,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     dest = Path(args.studies_dir) / args.record / part
     if (dest / MANIFEST).exists():
         print(f"autonorm-report --record: replacing the part {dest}", file=sys.stderr)
-    command = "autonorm-report --record " + " ".join(
-        a for a in (args.record, "--results", args.results, "--part", part))
+    results = Path(args.results).resolve()
+    # the results folder as the user would type it here; outside this folder only its last parts
+    # (a committed manifest names no path of one machine)
+    shown = (os.path.relpath(results) if results.is_relative_to(Path.cwd().resolve())
+             else "<...>/" + "/".join(results.parts[-2:]))
+    command = "autonorm-report --record " + " ".join((args.record, "--results", shown, "--part", part))
     import shutil
 
     tmp = dest.parent / f".{part}.tmp"
