@@ -10,6 +10,7 @@
 from snakemake.utils import min_version
 
 from autonorm.config.workflow import check_config, check_writable, read_yaml
+from autonorm.console import failure_paragraphs
 
 min_version("9.0")
 
@@ -69,15 +70,16 @@ for _dataset in config["datasets"]:
             expand_runs(datasets=[_dataset]),
 
 
-# What a person needs at the end: where the report is, or where to look when a job failed
-# (the failed job's log is on the console: profiles/default keeps show-failed-logs).
+# What a person needs at the end: where the report is, or, when a job failed, that job's own
+# message: the last lines of each failed job's log (autonorm.console; the whole log when short).
 onsuccess:
     if Path(REPORT_MD).is_file():
         print(f"\nReport:  {REPORT_MD}\nFigures: {FIGURES_DIR}/\nTables:  {TABLES_DIR}/")
 
 
 onerror:
+    print(f"\n{failure_paragraphs(log)}")
     print(
-        f"\nA job failed: its log is printed above under 'Logfile' (and kept under {R}/logs/). Fix the cause and rerun "
-        "the same command: finished jobs are kept, a killed training resumes from its last epoch."
+        f"\nEach failed job's log is kept under {R}/logs/. Fix the cause and rerun the same command: finished jobs are "
+        "kept, a killed training resumes from its last epoch."
     )

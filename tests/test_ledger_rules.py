@@ -132,3 +132,31 @@ def test_overhead_reads_the_selector_width_where_the_run_config_has_it():
     st = SimpleNamespace(run_config=lambda d, m: cfg)
     text = ledger._overhead_choice(st, "mnist", 1_072_138, 0.6, 0.01)
     assert "ours is 5" in text and "<= 5 per sub-layer" in text and "<= 10 with one selector per block" in text
+
+
+def test_mnist_gate_claims_read_epoch_and_images_matched_side_by_side():
+    """A run of 15,000 images per epoch reaches the paper's 5 epochs x 54,000 = 270,000 images at
+    epoch ceil(270,000 / 15,000) = 18: both readings are printed; the verdict reads epoch 5 (the
+    paper's window, docs/method.md section 6). On the paper's 54,000 the two agree: one reading."""
+    import pandas as pd
+
+    from autonorm.report.sections import mechanism
+
+    assert mechanism.images_matched_epoch(15_000) == 18
+    assert mechanism.images_matched_epoch(54_000) is None and mechanism.images_matched_epoch(None) is None
+    assert mechanism.images_matched_epoch(40_000) == 7  # 270,000 / 40,000 = 6.75: seen by the end of epoch 7
+    # w_LN rises 0.05 a epoch from 0.5 (epoch 5: 0.70, epoch 18: 1.35 capped at 0.99); H falls alike
+    g = pd.DataFrame([{"seed": 0, "epoch": e, "selector": sel, "layer": 0,
+                       "w_ln": min(0.99, 0.45 + 0.05 * e), "w_dyt": 1 - min(0.99, 0.45 + 0.05 * e),
+                       "entropy": 0.5} for e in range(1, 21) for sel in ("block0.attn", "block0.mlp")])
+    h = pd.DataFrame([{"seed": 0, "epoch": e, "mean_entropy": max(0.01, 0.6 - 0.03 * e)} for e in range(1, 21)])
+    rows = mechanism._mnist_checks(g, h, 0.01, 20, False, n_train=15_000)
+    ln, ent = rows
+    assert "min over selectors of the seed-mean w_LN = 0.700 at epoch 5" in ln[2]
+    assert "images-matched reading (the paper's 270,000 images = our epoch 18): min w_LN 0.990" in ln[2]
+    assert ln[3] == "**not reproduced**"  # decided at epoch 5
+    assert "mean H = 0.450 at epoch 5" in ent[2] and "mean H 0.060" in ent[2]
+    short = mechanism._mnist_checks(g[g.epoch <= 12], h[h.epoch <= 12], 0.24, 12, False, n_train=15_000)
+    assert "our epoch 18): not reached, the run has 12 epochs" in short[0][2]
+    same = mechanism._mnist_checks(g, h, 0.01, 20, False, n_train=54_000)
+    assert "images-matched" not in same[0][2] + same[1][2]

@@ -123,7 +123,38 @@ def test_a_failed_download_reaches_the_console_with_its_own_message(tmp_path):
     out = r.stdout + r.stderr
     assert r.returncode != 0
     assert "Dataset 'cifar10'" in out and "missing" in out, out[-3000:]
-    assert "cifar-10-python.tar.gz" in out and "Logfile" in out
+    assert "cifar-10-python.tar.gz" in out and "Failed: rule download; log " in out and "download/cifar10" in out
+    assert "Logfile" not in out  # the job's message once, not Snakemake's whole-log dump as well
+
+
+def test_a_long_failed_log_shows_its_last_lines(tmp_path, monkeypatch):
+    """A training that failed after many epochs: its last lines (the traceback's message) reach the
+    console, not every epoch before it; a short log is shown whole; a path with a space is kept."""
+    from autonorm import console
+
+    monkeypatch.chdir(tmp_path)
+    long_log = tmp_path / "logs dir" / "train; mnist.log"
+    long_log.parent.mkdir()
+    long_log.write_text("".join(f"epoch {i}/40 loss 0.5\n" for i in range(1, 41))
+                        + "Traceback (most recent call last):\nRuntimeError: CUDA out of memory\n")
+    short_log = tmp_path / "short.log"
+    short_log.write_text("Dataset 'cifar10': missing files\n")
+    main_log = tmp_path / "snakemake.log"
+    main_log.write_text(
+        "[Wed Dec  2 10:28:03 2026]\nError in rule train:\n    message: None\n    jobid: 1\n"
+        "    output: results/runs/mnist/frozen_ln/seed0/status.json\n"
+        f"    log: {long_log} (check log file(s) for error details)\n"
+        "    wildcards: dataset=mnist, method=frozen_ln, seed=0\n    shell:\n        autonorm-train ...\n"
+        "Error in rule download:\n    jobid: 2\n"
+        f"    log: {short_log.name} (check log file(s) for error details)\n"
+        "Shutting down, this might take some time.\n")
+    out = console.failure_paragraphs([str(main_log)])
+    first, second = out.split("\n\n")
+    assert first.startswith(f"Failed: rule train (dataset=mnist, method=frozen_ln, seed=0); log {long_log}, "
+                            f"its last {console.TAIL_LINES} of 42 lines:")
+    assert "RuntimeError: CUDA out of memory" in first and "epoch 1/40" not in first
+    assert len(first.splitlines()) == 1 + console.TAIL_LINES
+    assert second == "Failed: rule download; log short.log:\n    Dataset 'cifar10': missing files"
 
 
 def test_a_dry_run_lists_the_jobs_it_would_run(tmp_path):

@@ -6,7 +6,8 @@ to every ``snakemake`` call, dry runs included).
 """
 
 TABLE_NAMES = ["summary.csv", "comparisons.csv", "runs.csv", "gates.csv", "history.csv",
-               "freeze.csv", "corruptions.csv", "datasets.csv", "baselines.csv", "ablations.csv"]
+               "freeze.csv", "corruptions.csv", "datasets.csv", "baselines.csv", "ablations.csv",
+               "learned_vs_random.csv"]
 
 FIGURE_STEMS = ["method_comparison", "gate_entropy", "wdyt_heatmap", "metric_vs_entropy",
                 "corruptions"]

@@ -260,7 +260,8 @@ def parts_of(study_dir: str | Path) -> list[Path]:
 
 
 def _identity_of(cfg: dict) -> dict:
-    return {k: v for k, v in cfg.items() if k not in ("seed", "out_dir", "data_dir")}
+    """What two runs of one study share: their recorded config less its paths and the seed."""
+    return {k: v for k, v in _strip_paths(cfg).items() if k != "seed"}
 
 
 def _diff(a: dict, b: dict, prefix: str = "") -> list[str]:

@@ -9,13 +9,14 @@ from pathlib import Path
 import pandas as pd
 
 from autonorm.io_utils import read_table
-from autonorm.report.fmt import pretty, text, truthy
+from autonorm.methods import METHODS
+from autonorm.report.fmt import human_count, pretty, text, truthy
 from autonorm.report.paper import STANDIN_LABEL
 
 DEFAULT_REFERENCE_METHOD = "autonorm_s"
 FAMILIES = ("vision", "nlp", "tabular")
 TABLE_FILES = ("summary", "comparisons", "runs", "gates", "history", "freeze", "corruptions",
-               "datasets", "baselines", "ablations")
+               "datasets", "baselines", "ablations", "learned_vs_random")
 
 
 def _with_columns(name: str, df: pd.DataFrame) -> pd.DataFrame:
@@ -126,6 +127,21 @@ class ReportContext:
             return vals[0]
         back = runs[(runs.dataset == d) & (runs.same_run_as == m) & runs.method.isin(main)]
         return str(back["method"].iloc[0]) if len(back) else ""
+
+    def method_label(self, d: str, m: str, size: bool = True) -> str:
+        """How a method is named where it is compared with others: one that is not a transformer
+        (the Teacher MLP) says what it is and its size, so that "best of ours" or a row above
+        AutoNorm-S is not read as a transformer of the same size."""
+        meth = METHODS.get(m)
+        if meth is None or meth.backbone == "transformer":
+            return m
+        s = self.summary
+        n = math.nan
+        if not s.empty and {"metric", "dataset", "method", "mean"} <= set(s.columns):
+            p = s[(s.dataset == d) & (s.method == m) & (s.metric == "params")]["mean"]
+            n = float(p.iloc[0]) if len(p) else math.nan
+        said = f", {human_count(n)} parameters" if size and math.isfinite(n) else ""
+        return f"{m} (a plain {meth.backbone.upper()}{said}; not a transformer)"
 
     def model_sizes(self) -> dict[str, str]:
         """family -> 'depth D, width W' of this config (for 'smaller than the paper')."""

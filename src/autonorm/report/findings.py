@@ -28,8 +28,8 @@ from autonorm.report.fmt import md_table, pretty
 # the page's parts, each in its module (re-exported here: the names callers and tests use)
 from autonorm.report.findings_figures import PNG_METADATA, draw_figures  # noqa: F401
 from autonorm.report.ledger import (VERDICTS, _doubtful_row, ablation_rows, diff_verdict,  # noqa: F401
-                                    freeze_rows, headline, learning_rows, main_table_rows, mechanism_rows,
-                                    overhead_rows)
+                                    freeze_rows, headline, learned_vs_random_rows, learning_rows,
+                                    main_table_rows, mechanism_rows, overhead_rows)
 from autonorm.report.study import STUDIES, Study, find_studies  # noqa: F401
 
 def _git(*args: str) -> str:
@@ -63,6 +63,8 @@ def build(studies: list[Study], out: Path, figures_dir: Path, command: str) -> s
     sections = [("Main results (docs/method.md section 6)", main_table_rows(studies, reference)),
                 ("What the gates learn (section 6)", mechanism_rows(studies)),
                 ("Freezing (sections 1 and 7)", freeze_rows(studies)),
+                ("Learned gates against random ones (the abstract, section 8.4)",
+                 learned_vs_random_rows(studies)),
                 ("Ablations (section 7)", ablation_rows(studies)),
                 ("Cost (section 8.1)", overhead_rows(studies))]
     all_rows = [r for _, rs in sections for r in rs]

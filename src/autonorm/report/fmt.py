@@ -53,9 +53,14 @@ def fnum(v) -> float:
         return math.nan
 
 
-def fmt_ms(mean, sd) -> str:
-    """'mean ± std' with the std printed to the same decimals as the mean."""
-    mean, sd = fnum(mean), fnum(sd)
+TIE = "(tie)"
+
+
+def fmt_ms(mean, sd, n=None) -> str:
+    """'mean ± std' with the std printed to the same decimals as the mean; with ``n`` >= 2 seeds
+    whose std prints as zero, marked a tie (the seeds scored alike, which a reader would
+    otherwise take for one model or a bug)."""
+    mean, sd, n = fnum(mean), fnum(sd), fnum(n)
     if not math.isfinite(mean):
         return "–"
     if abs(mean) >= 1e5:
@@ -64,6 +69,8 @@ def fmt_ms(mean, sd) -> str:
     out = f"{mean:.{dec}f}"
     if math.isfinite(sd):
         out += f" ± {sd:.{dec}f}"
+        if n >= 2 and round(sd, dec) == 0:
+            out += f" {TIE}"
     return out
 
 
@@ -72,7 +79,21 @@ def fmt_diff(v, like) -> str:
     v = fnum(v)
     if not math.isfinite(v):
         return "–"
-    return f"{v:+.{decimals(fnum(like))}f}"
+    dec = decimals(fnum(like))
+    if round(v, dec) == 0:  # "+0.00" would read as a small gain: it is a tie at this precision
+        return f"{0:.{dec}f} {TIE}"
+    return f"{v:+.{dec}f}"
+
+
+def human_count(v) -> str:
+    """A count to three significant figures: 1.07M, 102k, 950."""
+    v = fnum(v)
+    if not math.isfinite(v):
+        return "–"
+    for size, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= size:
+            return f"{v / size:.3g}{unit}"
+    return f"{v:.0f}"
 
 
 def fmt_cost(metric: str, v) -> str:

@@ -61,7 +61,7 @@ def ablations_section(ctx: ReportContext) -> str:
                 if truthy(r["is_base"]) and value == "–":
                     value = "(base setting)"
                 rows.append([r["variant"], value, int(fnum(r["n"]) or 0),
-                             fmt_ms(r["mean"], r["std"]) if fnum(r["n"]) else "no result", ci,
+                             fmt_ms(r["mean"], r["std"], r["n"]) if fnum(r["n"]) else "no result", ci,
                              delta, p, mdd, text(r["note"])])
             if metric in stats.CONVERGENCE_METRICS:
                 lines += [f"{ctx.label(d)}, speed of convergence: `{metric}` is the first epoch at "

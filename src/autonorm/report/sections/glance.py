@@ -66,8 +66,9 @@ def glance_section(ctx: ReportContext) -> str:
                     pdiff = fmt_diff(c.get("paper_diff"), c["mean_a"])
         rows.append([ctx.label(d), f"{metric} {arrow}", n,
                      _ours(r_ref) if r_ref is not None else "–",
-                     f"{other}: {_ours(sm.loc[other])}" if other else "–", delta, p, mdd, pdiff, bl,
-                     ", ".join(f"**{m}**" for m in flagged) or "none", best])
+                     f"{ctx.method_label(d, other)}: {_ours(sm.loc[other])}" if other else "–", delta, p,
+                     mdd, pdiff, bl, ", ".join(f"**{m}**" for m in flagged) or "none",
+                     ctx.method_label(d, best) if best != "–" else best])
     if not rows:
         return ""
     lines = ["## At a glance", "",

@@ -23,7 +23,7 @@ LATENCY_CAVEAT = ("Latency is measured once per run on whatever machine ran the 
 def _ours(r) -> str:
     if not fnum(r["n"]) or int(fnum(r["n"])) == 0:
         return "no result"
-    return fmt_ms(r["mean"], r["std"])
+    return fmt_ms(r["mean"], r["std"], r["n"])
 
 
 def _n(r) -> str:
@@ -80,7 +80,8 @@ def _cmp_row(cmp_d: pd.DataFrame, metric: str, method: str):
 
 def _method_cell(ctx: ReportContext, d: str, m: str) -> str:
     same = ctx.same_run_as(d, m)
-    return f"{m} (= {same}: same runs)" if same else m
+    name = ctx.method_label(d, m)
+    return f"{name} (= {same}: same runs)" if same else name
 
 
 def primary_table(ctx: ReportContext, d: str, sd: pd.DataFrame, cmp_d: pd.DataFrame) -> list[str]:
@@ -168,7 +169,7 @@ def primary_table(ctx: ReportContext, d: str, sd: pd.DataFrame, cmp_d: pd.DataFr
     return lines
 
 
-def secondary_table(sd: pd.DataFrame, ref: str) -> list[str]:
+def secondary_table(sd: pd.DataFrame, ref: str, label=lambda m: m) -> list[str]:
     sec = order_rows(sd[sd.metric_family == "secondary"], ref)  # the main table's method order
     if sec.empty:
         return []
@@ -176,7 +177,7 @@ def secondary_table(sd: pd.DataFrame, ref: str) -> list[str]:
     rows = []
     for m in dict.fromkeys(sec["method"]):
         sm = sec[sec.method == m].set_index("metric")
-        rows.append([m] + [_ours(sm.loc[x]) if x in sm.index else "–" for x in mets])
+        rows.append([label(m)] + [_ours(sm.loc[x]) if x in sm.index else "–" for x in mets])
     arrows = [f"{x} {'↑' if stats.higher_is_better(x) else '↓'}" for x in mets]
     return ["Other test metrics (mean ± std over seeds):", "",
             md_table(["method"] + arrows, rows), ""]
@@ -201,7 +202,9 @@ def cost_table(ctx: ReportContext, d: str, sd: pd.DataFrame) -> list[str]:
                   if math.isfinite(params) and math.isfinite(base_params) and base_params else "–")
         over_f = (f"{100 * (flops / base_flops - 1):+.2f}%"
                   if math.isfinite(flops) and math.isfinite(base_flops) and base_flops else "–")
-        row = [m, fmt_cost("params", params), over_p, fmt_cost("flops_per_sample", flops), over_f]
+        # the size is the row itself: the label says only what the method is
+        row = [ctx.method_label(d, m, size=False), fmt_cost("params", params), over_p,
+               fmt_cost("flops_per_sample", flops), over_f]
         if not math.isfinite(base_params):  # no static-LN run to compare with
             row = [row[0], row[1], row[3]]
         if has_latency:
@@ -253,7 +256,7 @@ def dataset_section(ctx: ReportContext, d: str) -> str:
         return "\n".join(lines)
     cmp_d = comparisons[comparisons.dataset == d] if not comparisons.empty else comparisons
     lines += primary_table(ctx, d, sd, cmp_d)
-    lines += secondary_table(sd, ctx.reference_method)
+    lines += secondary_table(sd, ctx.reference_method, lambda m: ctx.method_label(d, m))
     lines += cost_table(ctx, d, sd)
     lines += paired_detail(ctx, cmp_d)
     return "\n".join(lines)

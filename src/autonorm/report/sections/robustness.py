@@ -55,12 +55,12 @@ def corruption_section(ctx: ReportContext) -> list[str]:
         for m in dict.fromkeys(cd["method"]):
             sm = cd[cd.method == m].set_index("metric")
             c = clean_by.get(m)
-            row = [m, fmt_ms(c.mean, c.std) if c is not None and c.n else "–"]
+            row = [ctx.method_label(src, m), fmt_ms(c.mean, c.std, c.n) if c is not None and c.n else "–"]
             for x in mets:
                 if x not in sm.index or not fnum(sm.loc[x, "n"]):
                     row.append("–")
                     continue
-                cell = fmt_ms(sm.loc[x, "mean"], sm.loc[x, "std"])
+                cell = fmt_ms(sm.loc[x, "mean"], sm.loc[x, "std"], sm.loc[x, "n"])
                 if not standin and math.isfinite(fnum(sm.loc[x, "paper_mean"])):
                     cell += f" (paper {fmt(sm.loc[x, 'paper_mean'])})"
                 if m != ctx.reference_method and not comparisons.empty:
@@ -89,8 +89,8 @@ def rotation_section(ctx: ReportContext) -> list[str]:
     for _, r in rot.iterrows():
         standin = truthy(r["standin"])
         ci, _ = fmt_ci(r["ci95_low"], r["ci95_high"], r["mean"], "rotation_accuracy")
-        rows.append([ctx.label(r["dataset"]), r["method"],
-                     fmt_ms(r["mean"], r["std"]) if fnum(r["n"]) else "no result", ci,
+        rows.append([ctx.label(r["dataset"]), ctx.method_label(r["source_dataset"], r["method"]),
+                     fmt_ms(r["mean"], r["std"], r["n"]) if fnum(r["n"]) else "no result", ci,
                      int(fnum(r["n"]) or 0),
                      "–" if standin or not math.isfinite(fnum(r["paper_mean"]))
                      else fmt_ms(r["paper_mean"], r["paper_std"])])
