@@ -29,7 +29,7 @@ from autonorm.report.fmt import md_table, pretty
 from autonorm.report.findings_figures import PNG_METADATA, draw_figures  # noqa: F401
 from autonorm.report.ledger import (VERDICTS, _doubtful_row, ablation_rows, diff_verdict,  # noqa: F401
                                     freeze_rows, headline, learned_vs_random_rows, learning_rows,
-                                    main_table_rows, mechanism_rows, overhead_rows)
+                                    main_table_rows, mechanism_rows, overhead_rows, time_overhead_rows)
 from autonorm.report.study import STUDIES, Study, find_studies  # noqa: F401
 
 def _git(*args: str) -> str:
@@ -66,7 +66,7 @@ def build(studies: list[Study], out: Path, figures_dir: Path, command: str) -> s
                 ("Learned gates against random ones (the abstract, section 8.4)",
                  learned_vs_random_rows(studies)),
                 ("Ablations (section 7)", ablation_rows(studies)),
-                ("Cost (section 8.1)", overhead_rows(studies))]
+                ("Cost (section 8.1)", overhead_rows(studies) + time_overhead_rows(studies))]
     all_rows = [r for _, rs in sections for r in rs]
     drawn = draw_figures(studies, figures_dir)
     rel = Path(os.path.relpath(figures_dir.resolve(), out.parent.resolve()))

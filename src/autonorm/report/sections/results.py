@@ -259,7 +259,30 @@ def dataset_section(ctx: ReportContext, d: str) -> str:
     lines += secondary_table(sd, ctx.reference_method, lambda m: ctx.method_label(d, m))
     lines += cost_table(ctx, d, sd)
     lines += paired_detail(ctx, cmp_d)
+    lines += learned_vs_random(ctx, d)
     return "\n".join(lines)
+
+
+def learned_vs_random(ctx: ReportContext, d: str) -> list[str]:
+    """Each learned gate minus the Random Selector on the primary metric (the paper's abstract:
+    learned gates lose to random ones on stationary vision; docs/method.md section 8.4)."""
+    lr = ctx.learned_vs_random
+    if lr.empty:
+        return []
+    rows = []
+    for c in lr[(lr.dataset == d) & (lr.holm_family == "primary")].itertuples(index=False):
+        n = int(fnum(c.n) or 0)
+        if n < stats.MIN_N_POWER:
+            p = f"no power (n={n})"
+        else:
+            p = fmt_p(c.p_holm) if math.isfinite(fnum(c.p_holm)) else "no test"
+        rows.append([f"{c.method_a} − random", f"{c.metric} {'↑' if stats.higher_is_better(c.metric) else '↓'}",
+                     n, fmt_diff(c.mean_diff, c.mean_a), p])
+    if not rows:
+        return []
+    return ["Learned gates against the Random Selector (the paper's abstract says the learned ones "
+            "lose on stationary vision; paired by seed, each its own test):", "",
+            md_table(["difference", "metric", "n", "mean diff", "p"], rows), ""]
 
 
 def results_section(ctx: ReportContext) -> str:
