@@ -127,3 +127,21 @@ def test_the_page_itself_is_not_an_uncommitted_change(tmp_path, monkeypatch):
     assert findings._code_changes(out, figs) == []
     (tmp_path / "code.py").write_text("x = 2\n")
     assert [Path(p).name for p in findings._code_changes(out, figs)] == ["code.py"]
+
+
+def test_committed_page_regenerates_from_the_committed_records_byte_for_byte(tmp_path, monkeypatch):
+    """docs/findings.md and its figures are a function of studies/ and the code: a fresh clone
+    (here: the records alone, in a folder with no results) rebuilds them byte for byte. Fails when the
+    code's page changed and the committed page was not regenerated, or a figure is not reproducible."""
+    import shutil
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    shutil.copytree(root / "studies", tmp_path / "studies")
+    monkeypatch.chdir(tmp_path)
+    assert findings.main(["--findings"]) == 0
+    assert (tmp_path / "docs" / "findings.md").read_text() == (root / "docs" / "findings.md").read_text()
+    ours = sorted(p.name for p in (tmp_path / "docs" / "findings").iterdir())
+    assert ours == sorted(p.name for p in (root / "docs" / "findings").iterdir())
+    for name in ours:
+        assert (tmp_path / "docs" / "findings" / name).read_bytes() == (root / "docs" / "findings" / name).read_bytes(), name

@@ -99,3 +99,29 @@ def test_the_run_report_shows_learned_minus_random(results):
     vision = _section(text, "## Vision")
     assert "Learned gates against the Random Selector" in vision
     assert "| autonorm − random | accuracy ↑ | 3 | -0.50 | 0.0131 |" in vision  # p by hand above
+
+
+def test_the_papers_words_are_tested_only_on_the_metric_they_state(results):
+    """The paper's "within the 95% CI" is about MNIST accuracy: the rotation row of the same pair of
+    methods carries no quote and is a difference, not an equivalence test."""
+    from autonorm.analysis.aggregate import load_reference
+
+    rows = findings.main_table_rows([findings.Study.load("lvr", results)], load_reference(None))
+    acc = next(r for r in rows if r[0].startswith("MNIST accuracy: AutoNorm-S 99.18 vs frozen_ln"))
+    rot = next(r for r in rows if r[0].startswith("MNIST rotated-test accuracy: AutoNorm-S 10.10 vs frozen_ln"))
+    assert "within the 95% CI" in acc[0] and "the paper:" not in rot[0]
+    assert "equivalen" not in rot[5] and rot[5].startswith("inconclusive: 2 paired seed(s)")
+
+
+def test_a_study_whose_random_runs_have_not_finished_has_no_row(results, tmp_path):
+    """Random's runs missing (a study in progress): no row of "0 paired seeds", the claim stays
+    not testable."""
+    import shutil
+
+    root = tmp_path / "r"
+    shutil.copytree(results, root)
+    shutil.rmtree(root / "runs" / "mnist" / "random")
+    shutil.rmtree(root / "eval" / "mnist" / "random")
+    run_aggregate(root, datasets=("mnist",), methods=("autonorm_s", "frozen_ln", "autonorm", "random"))
+    rows = findings.learned_vs_random_rows([findings.Study.load("lvr", root)])
+    assert len(rows) == 1 and rows[0][5].startswith("not testable here")

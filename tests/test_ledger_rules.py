@@ -160,3 +160,27 @@ def test_mnist_gate_claims_read_epoch_and_images_matched_side_by_side():
     assert "our epoch 18): not reached, the run has 12 epochs" in short[0][2]
     same = mechanism._mnist_checks(g, h, 0.01, 20, False, n_train=54_000)
     assert "images-matched" not in same[0][2] + same[1][2]
+
+
+def test_mnist_ln_claim_depends_on_the_selector_placement_when_the_sides_disagree():
+    """Our placement puts a selector before each sub-layer; the paper speaks of one per block, at its
+    input (our attention side). Attention side all LN and MLP side DyT: the verdict names the choice
+    instead of contradicting the paper; both sides LN: consistent, as before."""
+    import pandas as pd
+
+    from autonorm.report import ledger
+    from autonorm.report.sections import mechanism
+
+    def gates(mlp_w_ln):
+        return pd.DataFrame([{"seed": 0, "epoch": e, "selector": f"block{b}.{side}", "layer": b,
+                              "w_ln": 0.95 if side == "attn" else mlp_w_ln, "w_dyt": 0.0, "entropy": 0.0}
+                             for e in range(1, 7) for b in range(2) for side in ("attn", "mlp")])
+    h = pd.DataFrame([{"seed": 0, "epoch": e, "mean_entropy": 0.02} for e in range(1, 7)])
+    ln, _ = mechanism._mnist_checks(gates(0.2), h, 0.02, 6, False)
+    assert "min over selectors of the seed-mean w_LN = 0.200" in ln[2]
+    assert "attention-side (block-input) selectors alone: min w_LN = 0.950" in ln[2]
+    assert ln[3].startswith("**depends on our choice** (selector placement")
+    assert ledger._mech_verdict(ln[3]).startswith("depends on our choice (selector placement")
+    both, _ = mechanism._mnist_checks(gates(0.9), h, 0.02, 6, False)
+    assert both[3] == "**consistent**"
+    assert mechanism._mnist_checks(gates(0.2), h, 0.02, 6, True)[0][3] == mechanism.NOT_APPLICABLE

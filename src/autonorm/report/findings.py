@@ -87,12 +87,17 @@ def build(studies: list[Study], out: Path, figures_dir: Path, command: str) -> s
         "",
         made,
         "",
-        "**These numbers and figures are a snapshot.** They go stale when the code, a preset or "
-        "the data change. To regenerate: run the studies (README \"Laptop study\", \"Paper-depth "
-        "study\"; Snakemake resumes what exists) and then `autonorm-report --findings`.",
+        ("The page is a function of the committed study records under `studies/` and of the code: "
+         "`autonorm-report --findings` rebuilds it in seconds, byte for byte. A claim gains evidence "
+         "when a study is run and recorded (README \"Study records\"); each row names the study it "
+         "rests on." if all(st.record is not None for st in studies) else
+         "**These numbers and figures are a snapshot.** They go stale when the code, a preset or "
+         "the data change. To regenerate: run the studies (Snakemake resumes what exists), record "
+         "them (README \"Study records\") and then `autonorm-report --findings`."),
         "",
         "Studies read (for the paper's main table every study that ran a comparison has its own row; "
-        "the gate claims and ablations are judged on the first study that tested them, in this order):",
+        "the gate claims are judged on the first study in the paper's regime, else the first that "
+        "tested them, and the ablations on the first that tested them, in this order):",
         "",
     ]
     for st in studies:
@@ -108,7 +113,9 @@ def build(studies: list[Study], out: Path, figures_dir: Path, command: str) -> s
                      f"{', '.join(pretty(d) for d in dict.fromkeys(st.ctx.summary.dataset))}.")
     missing = [n for n, _, _ in STUDIES if n not in {s.name for s in studies}]
     if missing:
-        lines.append(f"- not found here: {', '.join(missing)}.")
+        lines.append(f"- not found here (no record, no results folder): {', '.join(missing)}. An "
+                     "earlier page built from their unrecorded results folders, before the verdict "
+                     "rules, is kept for its numbers: docs/history/findings-2026-12-01.md.")
     learned = learning_rows(studies, reference)
     lines += ["", f"In one line: {', '.join(headline(all_rows))} (of {len(all_rows)} rows).", ""]
     if learned:

@@ -153,7 +153,8 @@ def draw_figures(studies: list[Study], out_dir: Path) -> list[tuple[str, str]]:
         prim = s[(s.metric_family == "primary") & (s["n"].fillna(0) > 0)
                  & s.metric.isin(("accuracy", "rmse"))]
         for (d, metric), g in prim.groupby(["dataset", "metric"], sort=False):
-            rows.append((st.name, d, metric, g))
+            if g.method.nunique() > 1:  # a comparison needs two methods (a pilot runs one)
+                rows.append((st.name, d, metric, g))
     if rows:
         ncols = min(5, len(rows))  # a grid, not a strip: each panel stays readable
         nrows = math.ceil(len(rows) / ncols)
