@@ -64,7 +64,8 @@ def test_provenance_staleness_and_missing_studies(page):
     text, _ = page
     assert "Commit " in text and "autonorm-report --findings" in text
     assert "go stale when the code" in text
-    assert "not found here: depth, laptop" in text
+    assert "not found here (no record, no results folder): depth, laptop." in text
+    assert "docs/history/findings-2026-12-01.md" in text  # the earlier page, kept for its numbers
 
 
 def test_figures_are_small_pngs(page):

@@ -37,7 +37,7 @@ def imported_modules(path: Path) -> set[str]:
 # facts and helpers at the top level, the data (its registry is a fact the config checks read),
 # the config, the layers, the models, one run, the analysis of many runs, the report.
 LAYERS = ["base", "data", "config", "layers", "models", "run", "analysis", "report"]
-BASE = {"io_utils", "provenance", "metrics", "methods", "output_names", "fingerprint"}
+BASE = {"io_utils", "provenance", "metrics", "methods", "output_names", "fingerprint", "console"}
 # cli.guarded wraps every entry point's main (it names each layer's errors), and profile_install is
 # an entry point of its own: both sit above every layer.
 ENTRY_POINTS = {"cli", "profile_install", "__init__"}
