@@ -194,16 +194,15 @@ def mechanism_rows(studies: list[Study]) -> list[list[str]]:
     rows = []
     for d, checks in (("mnist", mechanism._mnist_checks), ("ptb_pos", mechanism._ptb_checks)):
         # judged on the first study in the paper's regime, else on the first that ran a gate
-        gated = [s for s in studies if _gated(s, d)]
-        st = next((s for s in gated if _gate_regime(s, d, str(_gates_of(s, d)[0].method.iloc[0]))[0] is True),
-                  gated[0] if gated else None)
+        gated = [(s, *_gates_of(s, d)) for s in studies if _gated(s, d)]
+        gated = [(s, g, h, _gate_regime(s, d, str(g.method.iloc[0]))) for s, g, h in gated if len(g)]
+        st, g, h, in_regime = next((x for x in gated if x[3][0] is True), gated[0] if gated else (None,) * 4)
         if st is None:
             rows.append([f"{pretty(d)}: the paper's gate claims (docs/method.md section 6)", "6",
                          "–", "–", "–", "not testable here: no gated run of "
                          f"{pretty(d)}; `snakemake all --cores 2 --configfile "
                          "workflow/presets/depth.yaml`"])
             continue
-        g, h = _gates_of(st, d)
         method = str(g.method.iloc[0])
         fin = mechanism._final_gates(g)
         hf = h[h.epoch == h.groupby("seed")["epoch"].transform("max")]
@@ -212,7 +211,6 @@ def mechanism_rows(studies: list[Study]) -> list[list[str]]:
         n = len(set(g.seed))
         n_train = st.ctx.dataset_meta(d).get("n_train")
         args = (g, h, final_h, last_ep, False, n_train) if d == "mnist" else (fin, h, final_h, last_ep, False)
-        in_regime = _gate_regime(st, d, method)
         for claim, threshold, measured, verdict in checks(*args):
             rows.append([f"{pretty(d)}: {claim} ({method})", "6", st.where(d, method, n=n), measured,
                          threshold, verdicts.out_of_regime(_mech_verdict(verdict), *in_regime)])
@@ -461,12 +459,8 @@ def overhead_rows(studies: list[Study]) -> list[list[str]]:
             fam = st.ctx.ds_family.get(d, d)
             if fam in seen_family:
                 continue
-
-            def mean(m, k):
-                r = s[(s.dataset == d) & (s.method == m) & (s.metric == k)]
-                return fnum(r["mean"].iloc[0]) if len(r) else math.nan
-            p0, p1 = mean("frozen_ln", "params"), mean("autonorm_s", "params")
-            f0, f1 = mean("frozen_ln", "flops_per_sample"), mean("autonorm_s", "flops_per_sample")
+            p0, p1 = (verdicts._summary_mean(s, d, m, "params") for m in ("frozen_ln", "autonorm_s"))
+            f0, f1 = (verdicts._summary_mean(s, d, m, "flops_per_sample") for m in ("frozen_ln", "autonorm_s"))
             if not all(math.isfinite(x) and x > 0 for x in (p0, p1, f0, f1)):
                 continue
             seen_family.add(fam)
@@ -507,11 +501,8 @@ def time_overhead_rows(studies: list[Study]) -> list[list[str]]:
             ratio = (per["autonorm_s"] / per["frozen_ln"] - 1).dropna()
             if ratio.empty:
                 continue
-
-            def mean(m, k):
-                r = s[(s.dataset == d) & (s.method == m) & (s.metric == k)]
-                return fnum(r["mean"].iloc[0]) if len(r) else math.nan
-            l0, l1 = mean("frozen_ln", "latency_ms_per_batch"), mean("autonorm_s", "latency_ms_per_batch")
+            l0 = verdicts._summary_mean(s, d, "frozen_ln", "latency_ms_per_batch")
+            l1 = verdicts._summary_mean(s, d, "autonorm_s", "latency_ms_per_batch")
             lat = (f"; latency per batch {fmt(l1)} vs {fmt(l0)} ms ({100 * (l1 / l0 - 1):+.1f}%)"
                    if math.isfinite(l0) and math.isfinite(l1) and l0 > 0 else "")
             rows.append([TIME_CLAIM, "8.1", st.where(d, n=len(ratio)),
