@@ -49,6 +49,19 @@ def test_figures_render_nonempty(figure_dir, stem):
     assert pdf.read_bytes()[:5] == b"%PDF-" and pdf.stat().st_size > 4 * 1024
 
 
+def test_the_report_theme_stays_in_the_report(tmp_path):
+    """Drawing the report sets seaborn's theme for its own figures only: the process's matplotlib
+    settings are as before (a later figure, the findings page's, is drawn as if alone)."""
+    import matplotlib
+
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    before = dict(matplotlib.rcParams)
+    figures.make_figures(tables, tmp_path / "figs")
+    after = dict(matplotlib.rcParams)
+    assert {k for k in before if before[k] != after[k]} == set()
+
+
 def test_no_data_still_writes_every_file(tmp_path):
     """Empty tables folder (nothing trained yet): all files exist with a no-data panel."""
     tables = tmp_path / "tables"

@@ -398,7 +398,12 @@ def make_figures(tables: str | Path, out_dir: str | Path, strict: bool = False) 
     also printed).  ``strict=True`` re-raises instead (used by the tests).
     """
     require_folder(tables, "autonorm-aggregate (rule aggregate)")
-    _style()
+    with plt.rc_context():  # the theme is this function's, not the process's
+        _style()
+        return _make_figures(Path(tables), Path(out_dir), strict)
+
+
+def _make_figures(tables: Path, out_dir: Path, strict: bool) -> list[Path]:
     tables, out_dir = Path(tables), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     summary = read_table(tables, "summary.csv")

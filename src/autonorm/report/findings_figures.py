@@ -36,12 +36,20 @@ def _paper_depth(st: Study, d: str) -> bool:
 
 # --------------------------------------------------------------------------- figures
 def draw_figures(studies: list[Study], out_dir: Path) -> list[tuple[str, str]]:
-    """The evidence figures; returns (file name, caption) of each drawn."""
+    """The evidence figures; returns (file name, caption) of each drawn.
+
+    Drawn under matplotlib's own defaults, whatever style the process set before (the report's
+    figures set seaborn's theme): the PNGs are a function of the records alone, byte for byte."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    with plt.style.context("default"):
+        return _draw_figures(studies, out_dir, plt)
+
+
+def _draw_figures(studies: list[Study], out_dir: Path, plt) -> list[tuple[str, str]]:
     out_dir.mkdir(parents=True, exist_ok=True)
     drawn = []
     # the gate figures read the first study whose gated runs have the paper's depth
