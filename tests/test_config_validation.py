@@ -289,3 +289,14 @@ def test_snakemake_refuses_cuda_without_cuda(tmp_path):
                                 f"results_dir={tmp_path}/results")
     assert p.returncode != 0 and "config key runtime.device" in out, out[-3000:]
     assert "Job stats" not in out and not res.exists()
+
+
+@pytest.mark.parametrize("preset", sorted(p.name for p in (ROOT / "workflow" / "presets").glob("*.yaml")))
+def test_every_shipped_preset_passes_the_config_check(preset, monkeypatch, capsys):
+    """A preset the README or a study record names is a documented command: it must pass the check
+    Snakemake runs before any job (a method added to a study's preset, say, must be known and keep
+    the reference method among the methods)."""
+    from autonorm.config import workflow
+
+    monkeypatch.chdir(ROOT)
+    assert workflow.main(["config.yaml", f"workflow/presets/{preset}"]) == 0, capsys.readouterr().err

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from test_aggregate import build_results, run_aggregate
-from test_report_fits_preset import copy_run
+from test_report_fits_preset import TEACHER_PARAMS, copy_run
 
 from autonorm.report import findings
 
@@ -30,10 +30,11 @@ def results(tmp_path_factory):
     for s in range(3):
         copy_run(root, "mnist", "autonorm_s", "autonorm", s, AUTONORM[s])
         copy_run(root, "mnist", "autonorm_s", "random", s, RANDOM[s])
+        copy_run(root, "mnist", "autonorm_s", "teacher_mlp", s, 97.5, TEACHER_PARAMS)
     for s, t in zip(range(3), (1.8, 1.8, 1.65)):  # frozen_ln's epochs take 1.5 s: +20%, +20%, +10%
         path = root / "runs" / "mnist" / "autonorm_s" / f"seed{s}" / "history.json"
         path.write_text(json.dumps([dict(h, epoch_time_s=t) for h in json.loads(path.read_text())]))
-    methods = ("autonorm_s", "frozen_ln", "autonorm", "random")
+    methods = ("autonorm_s", "frozen_ln", "autonorm", "random", "teacher_mlp")
     run_aggregate(root, datasets=("mnist",), methods=methods)
     return root
 
@@ -125,3 +126,16 @@ def test_a_study_whose_random_runs_have_not_finished_has_no_row(results, tmp_pat
     run_aggregate(root, datasets=("mnist",), methods=("autonorm_s", "frozen_ln", "autonorm", "random"))
     rows = findings.learned_vs_random_rows([findings.Study.load("lvr", root)])
     assert len(rows) == 1 and rows[0][5].startswith("not testable here")
+
+
+def test_ledger_names_the_teacher_mlp_for_what_it_is(results):
+    """The paper's "+1.2 over the teacher" row: the Teacher is a plain MLP of 102k parameters, said
+    beside its number, so that it is not read as a transformer of AutoNorm-S's size."""
+    from autonorm.analysis.aggregate import load_reference
+
+    reference = load_reference(None)
+    rows = findings.main_table_rows([findings.Study.load("lvr", results)], reference)
+    row = next(r for r in rows if r[0].startswith("MNIST accuracy: AutoNorm-S 99.18 vs teacher_mlp"))
+    assert "teacher_mlp (a plain MLP, 102k parameters; not a transformer) 97.50" in row[3]
+    other = next(r for r in rows if r[0].startswith("MNIST accuracy: AutoNorm-S 99.18 vs frozen_ln"))
+    assert ", frozen_ln 98." in other[3]  # a transformer keeps its plain name

@@ -195,9 +195,10 @@ def _draw_figures(studies: list[Study], out_dir: Path, plt) -> list[tuple[str, s
             ax.set_title(f"{pretty(d)}\n{name}, {metric} {'↑' if metric == 'accuracy' else '↓'}",
                          fontsize=8)
             ax.tick_params(axis="y", labelsize=7)
-            if ax is axes.flat[0]:
-                ax.legend(fontsize=6, loc="center left")
-        fig.tight_layout()
+        # the legend below the panels: inside one it can hide a method's point
+        handles, labels = axes.flat[0].get_legend_handles_labels()
+        fig.legend(handles, labels, fontsize=6, loc="lower center", ncol=len(labels), frameon=False)
+        fig.tight_layout(rect=(0, 0.05 / nrows, 1, 1))
         fig.savefig(out_dir / "method_comparison.png", dpi=90, metadata=PNG_METADATA)
         plt.close(fig)
         drawn.append(("method_comparison.png", "Each method's primary test metric per study and "

@@ -146,7 +146,7 @@ def main_table_rows(studies: list[Study], reference: pd.DataFrame) -> list[list[
                     ours, verdict = diff_verdict(c, pa - pb)
                 verdict = verdicts.out_of_regime(verdict, *verdicts.regime(st.ctx.summary, reference, d))
                 rows.append([claim, "6", st.where(src, n=int(fnum(c["n"]) or 0)),
-                             f"Δ {ours}; AutoNorm-S {_mean_ci(st, d, 'autonorm_s', metric)}, {m} "
+                             f"Δ {ours}; AutoNorm-S {_mean_ci(st, d, 'autonorm_s', metric)}, {st.ctx.method_label(src, m)} "
                              f"{_mean_ci(st, d, m, metric)}", f"{pa - pb:+.3g}", verdict])
     return rows
 
