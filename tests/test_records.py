@@ -196,3 +196,49 @@ def test_record_command_line_refuses_a_conflicting_part_and_keeps_the_study(pape
     assert "is in two parts" in capsys.readouterr().err
     assert [p.name for p in records.parts_of(studies / "paper")] == ["one"]  # nothing half-written
     records.load_study(studies / "paper")
+
+
+def test_a_folder_recorded_sitting_by_sitting_skips_what_the_study_holds(paper, tmp_path, capsys):
+    """One results folder that goes on from sitting to sitting: day 1 recorded seeds 0-1; on day 2
+    the folder holds seeds 0-2 and ``--skip-recorded`` records seed 2 alone (seeds 0-1 checked to be
+    the same runs), so the study is the whole and nothing is counted twice."""
+    root, tables = paper
+    studies = tmp_path / "studies"
+    day1 = _split_results(root, tmp_path / "day1", {0, 1})
+    args = ["--record", "paper", "--studies-dir", str(studies)]
+    assert report.main(args + ["--results", str(day1), "--part", "day1"]) == 0
+    assert report.main(args + ["--results", str(root), "--part", "day2"]) != 0  # without the flag: duplicates
+    assert "is in two parts" in capsys.readouterr().err
+    assert report.main(args + ["--results", str(root), "--part", "day2", "--skip-recorded"]) == 0
+    day2 = records.read_part(studies / "paper" / "day2")
+    finished = day2["runs"][day2["runs"].status.isin(records.FINISHED)]
+    assert set(finished.seed) == {2} and set(day2["provenance"].seed) == {2}
+    assert all(k.endswith("seed2") for k in day2["configs"])
+    merged = records.tables_of(records.load_study(studies / "paper"))
+    key = ["dataset", "method", "metric"]
+    assert _csv(merged["summary.csv"].sort_values(key).reset_index(drop=True)) == \
+        _csv(tables["summary.csv"].sort_values(key).reset_index(drop=True))
+    # nothing new: said, and nothing written
+    assert report.main(args + ["--results", str(day1), "--part", "day3", "--skip-recorded"]) != 0
+    assert "nothing new to record" in capsys.readouterr().err
+    assert [p.name for p in records.parts_of(studies / "paper")] == ["day1", "day2"]
+
+
+def test_skip_recorded_refuses_a_run_that_differs_from_its_recorded_self(paper, tmp_path, capsys):
+    """A run of the same name that was retrained (other numbers) is not a duplicate to skip: refused,
+    naming the run."""
+    root, _ = paper
+    studies = tmp_path / "studies"
+    args = ["--record", "paper", "--studies-dir", str(studies)]
+    assert report.main(args + ["--results", str(root), "--part", "day1"]) == 0
+    again = tmp_path / "again"
+    shutil.copytree(root, again)
+    ev = next(p for p in sorted((again / "eval").glob("*/*/seed0.json")))
+    obj = json.loads(ev.read_text())
+    obj["test"] = {k: (v + 1.0 if isinstance(v, (int, float)) else v) for k, v in obj["test"].items()}
+    ev.write_text(json.dumps(obj))
+    assert report.main(args + ["--results", str(again), "--part", "day2", "--skip-recorded"]) != 0
+    err = capsys.readouterr().err
+    d, m = ev.parent.parent.name, ev.parent.name
+    assert f"run {d}/{m}/seed0 is recorded with other numbers" in err, err
+    assert [p.name for p in records.parts_of(studies / "paper")] == ["day1"]

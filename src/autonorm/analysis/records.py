@@ -30,6 +30,7 @@ import gzip
 import hashlib
 import io
 import json
+import math
 import os
 import platform
 import socket
@@ -184,9 +185,73 @@ def _git_commit() -> str | None:
         return None
 
 
-def write_record(results: str | Path, part_dir: str | Path, study: str, command: str = "") -> Path:
-    """Record the results folder ``results`` into ``part_dir`` (one part of study ``study``)."""
-    rec = runs_from_results(results)
+def _key(r) -> tuple[str, str, int]:
+    return r.dataset, r.method, int(r.seed)
+
+
+def without_recorded(rec: dict, held: dict | None) -> tuple[dict, list[str]]:
+    """``rec`` (runs_from_results) less the finished runs the study's other parts already hold
+    (``held``: their merge), after checking that each is the same run: the same config hash and
+    data identity and the same final numbers. Returns the rest and the runs left out; a run that
+    differs from its recorded self is refused, naming it (a rerun is not a duplicate to drop)."""
+    if held is None:
+        return rec, []
+    recorded = {_key(r) for r in held["runs"].itertuples(index=False) if r.status in FINISHED}
+    ours = {_key(r) for r in rec["runs"].itertuples(index=False) if r.status in FINISHED}
+    both = sorted(recorded & ours)
+    if not both:
+        return rec, []
+
+    def ident(frame: pd.DataFrame, key) -> tuple:
+        row = frame[(frame.dataset == key[0]) & (frame.method == key[1]) & (frame.seed == key[2])]
+        return tuple(None if not len(row) or pd.isna(row[c].iloc[0]) else str(row[c].iloc[0])
+                     for c in ("config_hash", "data_identity"))
+
+    def numbers(frame: pd.DataFrame, key) -> pd.Series:
+        src = frame["source_dataset"].where(frame["source_dataset"].notna(), frame.dataset)
+        v = frame[(src == key[0]) & (frame.method == key[1]) & (frame.seed == key[2])]
+        v = v.assign(metric=v.dataset + ":" + v.metric.astype(str))
+        return pd.to_numeric(v.set_index("metric")["value"], errors="coerce").sort_index()
+
+    for key in both:
+        name = f"{key[0]}/{key[1]}/seed{key[2]}"
+        a, b = ident(held["provenance"], key), ident(rec["provenance"], key)
+        if a != b:
+            raise RecordError(f"run {name} is recorded with config hash / data identity {a[0]} / {a[1]}, "
+                              f"and this folder's run has {b[0]} / {b[1]}: it is another run of that name, "
+                              "not one to skip; record it as another study or remove the recorded part")
+        x, y = numbers(held["values"], key), numbers(rec["values"], key)
+        same = list(x.index) == list(y.index) and all(
+            (math.isnan(u) and math.isnan(v)) or math.isclose(u, v, rel_tol=1e-9, abs_tol=1e-12)
+            for u, v in zip(x, y))
+        if not same:
+            diff = [m for m in sorted(set(x.index) | set(y.index)) if x.get(m) != y.get(m)][:3]
+            raise RecordError(f"run {name} is recorded with other numbers than this folder's ({', '.join(diff)}): "
+                              "it was retrained or evaluated anew; record it as another study or remove "
+                              "the recorded part")
+    drop = set(both)
+    out = dict(rec)
+    for name in (*FRAMES, "provenance"):
+        df = rec[name]
+        if not df.empty and {"dataset", "method", "seed"} <= set(df.columns):
+            # a CIFAR-10-C value belongs to the CIFAR-10 run that made it (its source dataset)
+            src = df["source_dataset"].where(df["source_dataset"].notna(), df.dataset) \
+                if "source_dataset" in df.columns else df.dataset
+            keep = [(d, m, int(sd)) not in drop for d, m, sd in zip(src, df.method, df.seed)]
+            out[name] = df[keep].reset_index(drop=True)
+    out["configs"] = {k: v for k, v in rec["configs"].items()
+                      if (k.split("/")[0], k.split("/")[1], int(k.split("/")[2][4:])) not in drop}
+    return out, [f"{d}/{m}/seed{sd}" for d, m, sd in both]
+
+
+def write_record(results: str | Path, part_dir: str | Path, study: str, command: str = "",
+                 held: dict | None = None) -> Path:
+    """Record the results folder ``results`` into ``part_dir`` (one part of study ``study``);
+    with ``held`` (the merge of the study's other parts), its runs that those parts already hold
+    are left out (:func:`without_recorded`)."""
+    rec, skipped = without_recorded(runs_from_results(results), held)
+    if skipped and not any(r.status in FINISHED for r in rec["runs"].itertuples(index=False)):
+        raise RecordError(f"{results}: every finished run is in the study already: nothing new to record")
     part_dir = Path(part_dir)
     part_dir.mkdir(parents=True, exist_ok=True)
     files = {f"{name}.csv.gz": _csv_bytes(rec[name]) for name in (*FRAMES, "provenance")}
@@ -384,6 +449,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--part", default=None,
                    help="this part's name (default: the date and the host, e.g. 2026-12-02-vm)")
     p.add_argument("--studies-dir", default="studies")
+    p.add_argument("--skip-recorded", action="store_true",
+                   help="leave out the runs the study's other parts already hold (each checked to be the "
+                        "same run: config hash, data identity, final numbers), so that a folder that "
+                        "goes on from sitting to sitting is recorded part by part")
     args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
     part = args.part or f"{time.strftime('%Y-%m-%d', time.gmtime())}-{socket.gethostname()}"
     dest = Path(args.studies_dir) / args.record / part
@@ -399,9 +468,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     tmp = dest.parent / f".{part}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
-    write_record(args.results, tmp, args.record, command)
+    others = [q for q in parts_of(dest.parent) if q.name != part]
+    if args.skip_recorded:
+        command += " --skip-recorded"
+    held = merge([read_part(q) for q in others]) if args.skip_recorded and others else None
+    write_record(args.results, tmp, args.record, command, held=held)
     try:  # refuses a part that cannot be merged with the study's other parts, before it lands
-        others = [q for q in parts_of(dest.parent) if q.name != part]
         merge([read_part(q) for q in others] + [read_part(tmp)])
     except RecordError:
         shutil.rmtree(tmp, ignore_errors=True)
