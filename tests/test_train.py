@@ -138,3 +138,47 @@ def test_nan_loss_stops_with_clear_error(tmp_path):
     assert not (tmp_path / "run" / "metrics.json").exists()
     failed = json.loads((tmp_path / "run" / "failed.json").read_text())
     assert failed["status"] == "diverged" and failed["epoch"] == 1
+
+
+# --------------------------------------------------------------------------- bf16 autocast on the CPU
+def test_native_bf16_is_read_from_the_cpu_flags(tmp_path):
+    from autonorm.run.device import cpu_has_native_bf16
+
+    with_bf16, without = tmp_path / "with", tmp_path / "without"
+    with_bf16.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_bf16 avx512_vnni\n")
+    without.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512bw\n")  # avx512f alone is not bf16
+    assert cpu_has_native_bf16(str(with_bf16)) is True
+    assert cpu_has_native_bf16(str(without)) is False
+    assert cpu_has_native_bf16(str(tmp_path / "not_linux")) is False
+
+
+def test_bf16_on_a_cpu_without_native_bf16_is_refused_before_any_output(image_data, tmp_path, monkeypatch):
+    # before: runtime.bf16 true on a CPU trained in fp32 while config.json said bf16
+    from autonorm.config.run_config import ConfigError
+    from autonorm.run import device
+
+    monkeypatch.setattr(device, "cpu_has_native_bf16", lambda *a: False)
+    cfg = run_config(image_data, tmp_path / "run", epochs=1)
+    cfg["runtime"]["bf16"] = True
+    with pytest.raises(ConfigError, match=r"runtime\.bf16 .*no native bf16"):
+        train_run(cfg)
+    assert not (tmp_path / "run" / "config.json").exists() and not (tmp_path / "run" / "model.pt").exists()
+
+
+def test_bf16_on_a_cpu_with_native_bf16_trains_under_autocast(image_data, tmp_path, monkeypatch):
+    """Where the CPU has native bf16 the setting is honoured: the same run in bf16 is not the fp32
+    run (autocast is on) and lands near it (rounding, not a different result: float tolerance)."""
+    from autonorm.run import device
+
+    monkeypatch.setattr(device, "cpu_has_native_bf16", lambda *a: True)
+    fp32 = run_config(image_data, tmp_path / "fp32", method="frozen_ln", epochs=2)
+    bf16 = run_config(image_data, tmp_path / "bf16", method="frozen_ln", epochs=2)
+    bf16["runtime"]["bf16"] = True
+    m32, m16 = train_run(fp32), train_run(bf16)
+    h32 = json.loads((tmp_path / "fp32" / "history.json").read_text())
+    h16 = json.loads((tmp_path / "bf16" / "history.json").read_text())
+    losses32, losses16 = [h["train_loss"] for h in h32], [h["train_loss"] for h in h16]
+    assert losses16 != losses32  # autocast changed the rounding, so it ran
+    assert losses16 == pytest.approx(losses32, rel=0.05)
+    assert json.loads((tmp_path / "bf16" / "config.json").read_text())["runtime"]["bf16"] is True
+    assert m16["test"]["accuracy"] == pytest.approx(m32["test"]["accuracy"], abs=15)

@@ -59,6 +59,38 @@ def lock_path(lock_dir: str, gpu: int, slot: int) -> str:
     return os.path.join(lock_dir, f"autonorm-gpu{gpu}-slot{slot}.lock")
 
 
+#: /proc/cpuinfo flags of an x86 CPU that computes bf16 matrix products natively (AVX-512 BF16,
+#: AMX); elsewhere torch emulates bf16 on the CPU, slower than fp32
+NATIVE_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
+
+
+def cpu_has_native_bf16(cpuinfo: str = "/proc/cpuinfo") -> bool:
+    """Whether this machine's CPU has native bf16 (a flag of NATIVE_BF16_FLAGS in ``cpuinfo``);
+    False where that file is not there to say (not Linux)."""
+    try:
+        with open(cpuinfo) as f:
+            flags = {w for line in f if line.startswith("flags") for w in line.split(":", 1)[1].split()}
+    except OSError:
+        return False
+    return any(flag in flags for flag in NATIVE_BF16_FLAGS)
+
+
+def bf16_autocast(requested: bool, device_type: str) -> bool:
+    """Whether a run that asks for ``runtime.bf16`` trains under bf16 autocast on ``device_type``.
+    On CUDA and on a CPU with native bf16 it does; anywhere else the request is refused (ValueError)
+    rather than ignored: the run's config says bf16, so training it in fp32 would record a setting
+    it did not use, and emulated bf16 is slower than fp32."""
+    if not requested:
+        return False
+    if device_type == "cuda" or (device_type == "cpu" and cpu_has_native_bf16()):
+        return True
+    where = ("this CPU has no native bf16 (none of the /proc/cpuinfo flags "
+             + ", ".join(NATIVE_BF16_FLAGS) + "); emulated bf16 is slower than fp32"
+             if device_type == "cpu" else f"bf16 autocast is used on CUDA and on CPUs only, not on {device_type}")
+    raise ValueError(f"runtime.bf16 is true but {where}: set runtime.bf16 to false for this machine "
+                     "(it is part of each run's identity, so the runs are retrained in fp32)")
+
+
 def _open_lock_file(path: str) -> int:
     # Read-only is enough for flock, so a lock file another user created (mode
     # 0644) still coordinates both users' jobs; opening an existing file without

@@ -35,7 +35,7 @@ from .checkpoint import (CHECKPOINT, CHECKPOINT_FORMAT, HASHES, PREVIOUS, clean_
 from ..config.run_config import ConfigError, resolve_run_config, run_settings_problems
 from ..config.workflow import load_config
 from ..data import load_processed
-from .device import resolve_device, set_deterministic
+from .device import bf16_autocast, resolve_device, set_deterministic
 from .distill import Distiller
 from ..io_utils import WriteFailed, sha256_file, write_json_atomic
 from .malloc_tuning import keep_freed_memory
@@ -114,7 +114,10 @@ def _train(cfg: dict, stop_after_epochs: int | None) -> dict | None:
     runtime, tcfg, acfg = cfg.get("runtime", {}), cfg["train"], cfg.get("autonorm", {})
     _setup_determinism(int(cfg["seed"]), runtime)
     device = resolve_device(runtime.get("device", "auto"))
-    autocast = bool(runtime.get("bf16", False)) and device.type == "cuda"
+    try:  # on CUDA, or on a CPU with native bf16; refused elsewhere (not silently trained in fp32)
+        autocast = bf16_autocast(bool(runtime.get("bf16", False)), device.type)
+    except ValueError as e:
+        raise ConfigError(f"{out_dir}: {e}") from None
 
     # the data is part of the run's identity: a checkpoint of the same settings on other data
     # (a changed split, subset or raw file) is not resumed
