@@ -242,3 +242,19 @@ def test_skip_recorded_refuses_a_run_that_differs_from_its_recorded_self(paper, 
     d, m = ev.parent.parent.name, ev.parent.name
     assert f"run {d}/{m}/seed0 is recorded with other numbers" in err, err
     assert [p.name for p in records.parts_of(studies / "paper")] == ["day1"]
+
+
+def test_a_folder_with_no_finished_run_writes_no_part(paper, tmp_path, capsys):
+    """Runs still training (no metrics yet) make no part: before, a part of "missing" rows alone
+    was written and counted as one of the study's parts."""
+    root, _ = paper
+    training = tmp_path / "training"
+    shutil.copytree(root, training)
+    shutil.rmtree(training / "eval")
+    for p in (training / "runs").glob("*/*/seed*/metrics.json"):
+        p.unlink()
+    studies = tmp_path / "studies"
+    args = ["--record", "paper", "--results", str(training), "--studies-dir", str(studies), "--part", "early"]
+    assert report.main(args) != 0
+    assert "no run in it has finished" in capsys.readouterr().err
+    assert not (studies / "paper" / "early").exists()

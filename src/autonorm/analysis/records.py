@@ -250,8 +250,12 @@ def write_record(results: str | Path, part_dir: str | Path, study: str, command:
     with ``held`` (the merge of the study's other parts), its runs that those parts already hold
     are left out (:func:`without_recorded`)."""
     rec, skipped = without_recorded(runs_from_results(results), held)
-    if skipped and not any(r.status in FINISHED for r in rec["runs"].itertuples(index=False)):
-        raise RecordError(f"{results}: every finished run is in the study already: nothing new to record")
+    if not any(r.status in FINISHED for r in rec["runs"].itertuples(index=False)):
+        # a part of unfinished runs only would say nothing but "missing": not a record
+        if skipped:
+            raise RecordError(f"{results}: every finished run is in the study already: nothing new to record")
+        raise RecordError(f"{results}: no run in it has finished ({len(rec['runs'])} still training or "
+                          "missing): nothing to record")
     part_dir = Path(part_dir)
     part_dir.mkdir(parents=True, exist_ok=True)
     files = {f"{name}.csv.gz": _csv_bytes(rec[name]) for name in (*FRAMES, "provenance")}
