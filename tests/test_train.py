@@ -182,3 +182,18 @@ def test_bf16_on_a_cpu_with_native_bf16_trains_under_autocast(image_data, tmp_pa
     assert losses16 == pytest.approx(losses32, rel=0.05)
     assert json.loads((tmp_path / "bf16" / "config.json").read_text())["runtime"]["bf16"] is True
     assert m16["test"]["accuracy"] == pytest.approx(m32["test"]["accuracy"], abs=15)
+
+
+def test_autonorm_s_whose_rule_did_not_fire_is_unfrozen_autonorm_bit_for_bit(image_data, tmp_path):
+    """The freeze decision draws no random numbers and changes nothing when it does not fire, so an
+    AutoNorm-S run that did not freeze is the unfrozen AutoNorm run of its seed, weight for weight
+    (the MNIST regime study relies on it: studies/mnist_regime/README.md)."""
+    weights, tests = {}, {}
+    for m in ("autonorm", "autonorm_s"):
+        cfg = run_config(image_data, tmp_path / m, method=m, epochs=3, t_freeze=2, eps_h=1.0)  # H < 1: no freeze
+        tests[m] = train_run(cfg)["test"]
+        weights[m] = torch.load(tmp_path / m / "model.pt", weights_only=True)
+    assert json.loads((tmp_path / "autonorm_s" / "freeze.json").read_text())["froze"] is False
+    assert tests["autonorm"] == tests["autonorm_s"]
+    a, b = (w.get("model", w) for w in (weights["autonorm"], weights["autonorm_s"]))
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
