@@ -184,3 +184,23 @@ def test_mnist_ln_claim_depends_on_the_selector_placement_when_the_sides_disagre
     both, _ = mechanism._mnist_checks(gates(0.9), h, 0.02, 6, False)
     assert both[3] == "**consistent**"
     assert mechanism._mnist_checks(gates(0.2), h, 0.02, 6, True)[0][3] == mechanism.NOT_APPLICABLE
+
+
+def test_a_comparable_ablation_is_judged_as_equivalence():
+    """The paper's 3-way gate gives "comparable gains": an equivalence claim, tested by TOST with the
+    accuracy margin of +-1 point (before: a difference test, so "no difference detected" was all a
+    tight result could say). By hand: n 3, diff -0.05, sd 0.05, se 0.0289, t_0.95,2 2.920: 90% CI
+    [-0.134, +0.034], inside +-1, so equivalent; a diff of -1.5 with the same sd lies outside."""
+    from autonorm.report.ledger import ablation_verdict
+
+    row = {"dataset": "ptb_pos", "metric": "accuracy", "n_pairs": 3, "mean_diff_vs_base": -0.05,
+           "sd_diff": 0.05, "p_vs_base_holm": 0.4, "mdd80_holm": 0.3}
+    ours, expected, verdict = ablation_verdict(row, 0, REFERENCE)
+    assert expected == "equivalent within ±1"
+    assert verdict.startswith("reproduced: equivalent within ±1 (TOST p = ")
+    assert "[-0.134, +0.0343]" in verdict
+    far = ablation_verdict(dict(row, mean_diff_vs_base=-1.5, p_vs_base_holm=0.001), 0, REFERENCE)[2]
+    assert far.startswith("contradicted: the difference exceeds the ±1 margin")
+    # a signed claim is still a difference test
+    signed = ablation_verdict(dict(row, p_vs_base_holm=0.01), -1, REFERENCE)
+    assert signed[1] == "variant − base < 0" and signed[2].startswith("reproduced")

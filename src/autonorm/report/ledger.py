@@ -395,31 +395,45 @@ def ablation_rows(studies: list[Study]) -> list[list[str]]:
                          f"`{ABLATION_GPU_CMD}`)"])
             continue
         st, hit = found
-        for r in hit.to_dict("records"):
-            direction = sign if stats.higher_is_better(r["metric"]) or r["metric"] in \
-                stats.CONVERGENCE_METRICS else -sign
-            ours, verdict = diff_verdict({"n": r["n_pairs"], "mean_diff": r["mean_diff_vs_base"],
-                                          "sd_diff": r.get("sd_diff", math.nan), "p_holm": r["p_vs_base_holm"],
-                                          "mdd80_holm": r["mdd80_holm"]},
-                                         float(direction) if direction else math.nan)
-            if coarse_resolution(r):
-                ours = f"{fnum(r['mean_diff_vs_base']):+g} in every seed"
-                verdict = ("not testable at this resolution: both arms reach 99% of their final value at the "
-                           "same epoch in every seed, and the metric counts whole epochs")
-            elif sign == 0 and verdict.startswith("significant"):
-                verdict = "contradicted: a significant difference, not \"comparable\" " + \
-                    verdict.split(" ", 1)[1]
-            elif sign == 0 and verdict.startswith("inconclusive"):
-                verdict = "inconclusive: no difference detected " + verdict.split(" ", 1)[1]
-            from autonorm.analysis.aggregate import load_reference
+        from autonorm.analysis.aggregate import load_reference
 
-            verdict = verdicts.out_of_regime(verdict, *verdicts.regime(st.ctx.summary, load_reference(None),
-                                                                       r["dataset"]))
+        reference = load_reference(None)
+        for r in hit.to_dict("records"):
+            ours, expected, verdict = ablation_verdict(r, sign, reference)
+            verdict = verdicts.out_of_regime(verdict, *verdicts.regime(st.ctx.summary, reference, r["dataset"]))
             rows.append([claim, "7", st.where(r["dataset"], n=int(fnum(r["n_pairs"]) or 0)),
-                         f"{r['variant']} − {r['base']}, {r['metric']}: Δ {ours}",
-                         {1: "variant − base > 0", -1: "variant − base < 0"}.get(
-                             direction, "no difference"), verdict])
+                         f"{r['variant']} − {r['base']}, {r['metric']}: Δ {ours}", expected, verdict])
     return rows
+
+
+def ablation_verdict(r: dict, sign: int, reference: pd.DataFrame) -> tuple[str, str, str]:
+    """(our difference, what the claim expects, verdict) of one ablation row (variant against its
+    base, paired by seed). ``sign``: the claim's direction of variant − base in the metric's own
+    units (+1 / -1), or 0 for "comparable" / "does as well", which is an equivalence claim: two
+    one-sided tests with the margin of verdicts.equivalence_margin where the metric has one
+    (accuracy, RMSE), as for the paper's "competitive"; a difference test elsewhere."""
+    metric = r["metric"]
+    c = {"n": r["n_pairs"], "mean_diff": r["mean_diff_vs_base"], "sd_diff": r.get("sd_diff", math.nan),
+         "p_holm": r["p_vs_base_holm"], "mdd80_holm": r.get("mdd80_holm", math.nan)}
+    if coarse_resolution(r):
+        return (f"{fnum(r['mean_diff_vs_base']):+g} in every seed", "variant − base > 0" if sign else "no difference",
+                "not testable at this resolution: both arms reach 99% of their final value at the "
+                "same epoch in every seed, and the metric counts whole epochs")
+    if sign == 0 and metric in ("accuracy", "rmse"):
+        src = "cifar10" if r["dataset"] == "cifar10c" else r["dataset"]
+        ref = reference[(reference.dataset == src) & (reference.method == "frozen_ln") & (reference.metric == metric)]
+        paper_value = float(ref["mean"].iloc[0]) if len(ref) else math.nan
+        margin = verdicts.equivalence_margin(metric, paper_value)
+        if math.isfinite(margin) and margin > 0:
+            ours, verdict = verdicts.equivalence_verdict(c, margin, math.nan)
+            return ours, f"equivalent within ±{margin:.3g}", verdict.rstrip("; ")
+    direction = sign if stats.higher_is_better(metric) or metric in stats.CONVERGENCE_METRICS else -sign
+    ours, verdict = diff_verdict(c, float(direction) if direction else math.nan)
+    if sign == 0 and verdict.startswith("significant"):
+        verdict = "contradicted: a significant difference, not \"comparable\" " + verdict.split(" ", 1)[1]
+    elif sign == 0 and verdict.startswith("inconclusive"):
+        verdict = "inconclusive: no difference detected " + verdict.split(" ", 1)[1]
+    return ours, {1: "variant − base > 0", -1: "variant − base < 0"}.get(direction, "no difference"), verdict
 
 
 def coarse_resolution(r: dict) -> bool:
