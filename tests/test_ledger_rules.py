@@ -204,3 +204,39 @@ def test_a_comparable_ablation_is_judged_as_equivalence():
     # a signed claim is still a difference test
     signed = ablation_verdict(dict(row, p_vs_base_holm=0.01), -1, REFERENCE)
     assert signed[1] == "variant − base < 0" and signed[2].startswith("reproduced")
+
+
+def test_overhead_is_counted_on_the_papers_backbone_where_a_study_has_it():
+    """The paper's "< 1% parameters" is a share of its backbone: with a small model (3 x 64) listed
+    first and the paper's ViT-Lite 8 x 128 second, the vision row reads the 8 x 128 counts (before:
+    the first study's, so the share and the widths named were those of a model the paper never had);
+    a family only the small study has still gets its row."""
+    from types import SimpleNamespace
+
+    from autonorm.report import ledger
+
+    def study(name, rows, model):
+        summary = pd.DataFrame([{"dataset": d, "method": m, "metric": k, "mean": v}
+                                for d, m, k, v in rows])
+        return SimpleNamespace(
+            ctx=SimpleNamespace(summary=summary, ds_family={"mnist": "vision", "ptb_pos": "nlp"}),
+            run_config=lambda d, m="autonorm_s": {"model": model[d], "norm_options": {}},
+            where=lambda d, method="autonorm_s", n=None: f"{name}: {d}")
+
+    small = study("laptop", [("mnist", "frozen_ln", "params", 105_930), ("mnist", "autonorm_s", "params", 119_580),
+                             ("mnist", "frozen_ln", "flops_per_sample", 1e6), ("mnist", "autonorm_s", "flops_per_sample", 1.0074e6),
+                             ("ptb_pos", "frozen_ln", "params", 398_061), ("ptb_pos", "autonorm_s", "params", 407_161),
+                             ("ptb_pos", "frozen_ln", "flops_per_sample", 1e6),
+                             ("ptb_pos", "autonorm_s", "flops_per_sample", 1.0019e6)],
+                  {"mnist": {"dim": 64, "depth": 3}, "ptb_pos": {"dim": 64, "depth": 2}})
+    paper_size = study("mnist_regime", [("mnist", "frozen_ln", "params", 1_072_138),
+                                        ("mnist", "autonorm_s", "params", 1_210_426),
+                                        ("mnist", "frozen_ln", "flops_per_sample", 1e7),
+                                        ("mnist", "autonorm_s", "flops_per_sample", 1.0074e7)],
+                       {"mnist": {"dim": 128, "depth": 8}})
+    rows = ledger.overhead_rows([small, paper_size])
+    vision = next(r for r in rows if "vision" in r[0])
+    assert vision[2] == "mnist_regime: mnist" and "1,072,138 -> 1,210,426" in vision[3]
+    assert "<= 5 per sub-layer" in vision[-1]  # (0.01 x 1,072,138 / 16 - 2) / 131 = 5.1
+    nlp = next(r for r in rows if "nlp" in r[0])
+    assert nlp[2] == "laptop: ptb_pos"

@@ -31,6 +31,8 @@ REGIME_RMSE_RELATIVE = 0.10
 REGIME_MARGIN_SHARE = 0.5
 #: the paper's backbone depth, per family: layer-wise gate claims are about these
 PAPER_DEPTH = {"vision": 8, "nlp": 12, "tabular": 12}
+#: the paper's backbone width (every family)
+PAPER_WIDTH = 128
 
 #: equivalence margins: the paper calls a vision result "competitive" at up to a point's deficit
 #: (SVHN 89.38 vs 90.37, Fashion-MNIST 92.95 vs 93.12), so +-1 accuracy point; for an RMSE it
