@@ -224,7 +224,8 @@ def test_overhead_is_counted_on_the_papers_backbone_where_a_study_has_it():
             where=lambda d, method="autonorm_s", n=None: f"{name}: {d}")
 
     small = study("laptop", [("mnist", "frozen_ln", "params", 105_930), ("mnist", "autonorm_s", "params", 119_580),
-                             ("mnist", "frozen_ln", "flops_per_sample", 1e6), ("mnist", "autonorm_s", "flops_per_sample", 1.0074e6),
+                             ("mnist", "frozen_ln", "flops_per_sample", 1e6),
+                             ("mnist", "autonorm_s", "flops_per_sample", 1.0074e6),
                              ("ptb_pos", "frozen_ln", "params", 398_061), ("ptb_pos", "autonorm_s", "params", 407_161),
                              ("ptb_pos", "frozen_ln", "flops_per_sample", 1e6),
                              ("ptb_pos", "autonorm_s", "flops_per_sample", 1.0019e6)],
