@@ -165,6 +165,39 @@ def test_runs_of_other_training_code_are_refused(paper, tmp_path):
         records.load_study(tmp_path / "s" / "x")
 
 
+def test_distilled_runs_merge_across_seeds_and_a_retrained_teacher_is_refused(paper, tmp_path):
+    """A distilled run names its seed's teacher by config hash, which differs from seed to seed:
+    that is not a config difference; a student whose teacher was retrained after it is refused."""
+    root, _ = paper
+    parts = [records.write_record(_split_results(root, tmp_path / n, seeds), tmp_path / "s" / "x" / n, "x")
+             for n, seeds in (("a", {0, 1}), ("b", {2}))]
+
+    def with_hashes(data: bytes) -> bytes:  # the teacher's config hash, one per seed
+        prov = pd.read_csv(pd.io.common.BytesIO(data))
+        prov["config_hash"] = [f"{m}-{s}" for m, s in zip(prov.method, prov.seed)]
+        return prov.to_csv(index=False).encode()
+
+    def distilled(teacher_hash):
+        def edit(data: bytes) -> bytes:
+            cfgs = json.loads(data)
+            for key, cfg in cfgs.items():
+                if key.startswith("mnist/autonorm_s/"):
+                    seed = int(key.rsplit("seed", 1)[1])
+                    cfg["distill"] = {"teacher": "teacher_mlp", "teacher_config_hash": teacher_hash(seed),
+                                      "temperature": 4.0, "weight": 0.5}
+            return json.dumps(cfgs).encode()
+        return edit
+
+    for part in parts:
+        _edit_part(part, "provenance.csv.gz", with_hashes)
+        _edit_part(part, "configs.json.gz", distilled(lambda seed: f"teacher_mlp-{seed}"))
+    records.load_study(tmp_path / "s" / "x")  # the seed's own teacher: merges
+    _edit_part(parts[1], "configs.json.gz", distilled(lambda seed: "an-older-teacher"))
+    with pytest.raises(records.RecordError, match=r"b: mnist/autonorm_s/seed2 was distilled from a teacher of "
+                                                  r"config hash an-older-teacher.*mnist/teacher_mlp/seed2"):
+        records.load_study(tmp_path / "s" / "x")
+
+
 def test_hand_edited_file_is_refused_naming_it(paper, tmp_path):
     root, _ = paper
     part = records.write_record(root, tmp_path / "s" / "x" / "p", "x")

@@ -328,9 +328,37 @@ def parts_of(study_dir: str | Path) -> list[Path]:
     return sorted(p.parent for p in study_dir.glob(f"*/{MANIFEST}") if not p.parent.name.startswith("."))
 
 
+#: what stands for a distilled run's teacher hash in its identity: the teacher is the study's
+#: teacher run of the same seed, so its hash differs from seed to seed (merge checks it is that run)
+SAME_SEED_TEACHER = "<the teacher run of this seed>"
+
+
 def _identity_of(cfg: dict) -> dict:
     """What two runs of one study share: their recorded config less its paths and the seed."""
-    return {k: v for k, v in _strip_paths(cfg).items() if k != "seed"}
+    ident = {k: v for k, v in _strip_paths(cfg).items() if k != "seed"}
+    if isinstance(ident.get("distill"), dict) and "teacher_config_hash" in ident["distill"]:
+        ident["distill"] = {**ident["distill"], "teacher_config_hash": SAME_SEED_TEACHER}
+    return ident
+
+
+def _check_teachers(parts: Sequence[dict]) -> None:
+    """A distilled run's teacher is the study's teacher run of its seed, as that run is recorded
+    (a teacher retrained after its student would leave the student's number stale)."""
+    hash_of = {(p.dataset, p.method, int(p.seed)): p.config_hash for part in parts
+               for p in part["provenance"].itertuples(index=False) if isinstance(p.config_hash, str)}
+    for part in parts:
+        for key, cfg in part["configs"].items():
+            distill = cfg.get("distill")
+            if not isinstance(distill, dict) or not distill.get("teacher_config_hash"):
+                continue
+            dataset, _, seed = key.split("/")
+            teacher = (dataset, distill.get("teacher"), int(seed.removeprefix("seed")))
+            recorded = hash_of.get(teacher)
+            if recorded is not None and recorded != distill["teacher_config_hash"]:
+                raise RecordError(f"{part['part']}: {key} was distilled from a teacher of config hash "
+                                  f"{distill['teacher_config_hash']}, but the study's {teacher[0]}/{teacher[1]}/"
+                                  f"seed{teacher[2]} is recorded with {recorded}: the teacher was retrained "
+                                  f"after its student; retrain the student")
 
 
 def _diff(a: dict, b: dict, prefix: str = "") -> list[str]:
@@ -381,6 +409,7 @@ def merge(parts: Sequence[dict]) -> dict:
                 if others:
                     raise RecordError(f"runs trained by different code (training-code digest) cannot be one "
                                       f"study: {others[0]} and {first}; record them as separate studies")
+    _check_teachers(parts)
     out: dict[str, Any] = {}
     for name in (*FRAMES, "provenance"):
         frames = []
