@@ -139,3 +139,23 @@ def test_ledger_names_the_teacher_mlp_for_what_it_is(results):
     assert "teacher_mlp (a plain MLP, 102k parameters; not a transformer) 97.50" in row[3]
     other = next(r for r in rows if r[0].startswith("MNIST accuracy: AutoNorm-S 99.18 vs frozen_ln"))
     assert ", frozen_ln 98." in other[3]  # a transformer keeps its plain name
+
+
+def test_an_autonorm_s_that_never_froze_is_one_row_with_its_unfrozen_twin(results, tmp_path):
+    """AutoNorm-S whose freeze rule fired in no seed is unfrozen AutoNorm's training (the same
+    numbers): the abstract's claim is one row naming both, not two rows counted twice; where the
+    numbers differ, each gate keeps its row."""
+    import shutil
+
+    root = tmp_path / "r"
+    shutil.copytree(results, root)
+    for s in range(3):
+        acc = json.loads((root / "eval" / "mnist" / "autonorm_s" / f"seed{s}.json").read_text())["test"]["accuracy"]
+        shutil.rmtree(root / "runs" / "mnist" / "autonorm" / f"seed{s}")
+        copy_run(root, "mnist", "autonorm_s", "autonorm", s, acc)
+    run_aggregate(root, datasets=("mnist",), methods=("autonorm_s", "frozen_ln", "autonorm", "random"))
+    rows = findings.learned_vs_random_rows([findings.Study.load("lvr", root)])
+    assert len(rows) == 1
+    assert rows[0][0].endswith("autonorm_s and autonorm (no seed froze: the same training) − random")
+    two = findings.learned_vs_random_rows([findings.Study.load("lvr", results)])  # other numbers
+    assert [r[0].rsplit(": ", 1)[1] for r in two] == ["autonorm − random", "autonorm_s − random"]

@@ -326,17 +326,21 @@ def learned_vs_random_rows(studies: list[Study]) -> list[list[str]]:
         lr = st.ctx.learned_vs_random
         if lr.empty:
             continue
-        for r in lr[lr.dataset.isin(STATIONARY_VISION) & (lr.metric == "accuracy")].itertuples(index=False):
+        lr = lr[lr.dataset.isin(STATIONARY_VISION) & (lr.metric == "accuracy")]
+        twins = _unfrozen_twins(st, lr)
+        for r in lr.itertuples(index=False):
             c = r._asdict()
-            if not fnum(c["n"]):
-                continue  # a study that has not finished its random runs (yet): nothing to read
+            if not fnum(c["n"]) or (r.dataset in twins and r.method_a == "autonorm"):
+                continue  # random not finished (yet): nothing to read; or AutoNorm-S's twin, said once
+            learned = "autonorm_s and autonorm (no seed froze: the same training)" if (
+                r.dataset in twins and r.method_a == "autonorm_s") else r.method_a
             ours, verdict = diff_verdict(c, -1.0)  # the claim: learned below random
             verdict = verdicts.out_of_regime(verdict, *verdicts.regime(st.ctx.summary, load_reference(None),
                                                                        r.dataset))
             table = fnum(c.get("paper_diff"))
             paper = (f"abstract: below; table: {table:+.3g}" if math.isfinite(table)
                      else "abstract: below (no table number)")
-            rows.append([f"{pretty(r.dataset)}: {RANDOM_CLAIM}: {r.method_a} − random", "abstract, 8.4",
+            rows.append([f"{pretty(r.dataset)}: {RANDOM_CLAIM}: {learned} − random", "abstract, 8.4",
                          st.where(r.dataset, r.method_a, n=int(fnum(c["n"]) or 0)),
                          f"Δ {ours}; {r.method_a} {_mean_ci(st, r.dataset, r.method_a, 'accuracy')}, random "
                          f"{_mean_ci(st, r.dataset, 'random', 'accuracy')}", paper, verdict])
@@ -345,6 +349,23 @@ def learned_vs_random_rows(studies: list[Study]) -> list[list[str]]:
                      f"not testable here (no study here ran random beside a learned gate on vision; a "
                      f"CPU can on MNIST): `{REGIME_CMD}`"])
     return rows
+
+
+def _unfrozen_twins(st: Study, lr: pd.DataFrame) -> set[str]:
+    """Datasets on which AutoNorm-S never froze and its paired differences against random equal
+    unfrozen AutoNorm's: the same training twice (its freeze rule changes nothing when it does not
+    fire), so the abstract's claim is one row there, not two that count twice."""
+    f = st.ctx.freeze
+    same = set()
+    for d in dict.fromkeys(lr.dataset):
+        rows = {r.method_a: r for r in lr[lr.dataset == d].itertuples(index=False)}
+        a, b = rows.get("autonorm_s"), rows.get("autonorm")
+        fd = f[(f.dataset == d) & (f.method == "autonorm_s")] if not f.empty else f
+        if a is None or b is None or fd.empty or any(truthy(x) for x in fd.froze):
+            continue
+        if all(fnum(getattr(a, k)) == fnum(getattr(b, k)) for k in ("n", "mean_diff", "sd_diff")):
+            same.add(d)
+    return same
 
 
 #: each ablation's claim as a direction we can test: (keywords of the axis, short claim, dataset
