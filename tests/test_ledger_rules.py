@@ -55,7 +55,10 @@ def test_out_of_regime_is_symmetric():
         out = verdicts.out_of_regime(v, False, "frozen_ln 88.1 vs the paper's 98.8")
         assert out.startswith("inconclusive: out of the paper's regime (frozen_ln 88.1")
     assert verdicts.out_of_regime("reproduced", True, "x") == "reproduced"
-    assert verdicts.out_of_regime("inconclusive (p = 0.3)", False, "x") == "inconclusive (p = 0.3)"
+    # an inconclusive row out of regime says why too, so it is not read as a null result in regime
+    assert verdicts.out_of_regime("inconclusive (p = 0.3)", False, "x") == \
+        "inconclusive: out of the paper's regime (x); the runs say: inconclusive (p = 0.3)"
+    assert verdicts.out_of_regime("inconclusive (p = 0.3)", None, "x") == "inconclusive (p = 0.3)"
 
 
 def test_tost_by_hand():

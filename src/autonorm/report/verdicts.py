@@ -104,8 +104,11 @@ def regime(summary: pd.DataFrame, reference: pd.DataFrame, d: str, metric: str |
 
 
 def out_of_regime(verdict: str, in_regime: bool | None, why: str) -> str:
-    """A verdict as the regime rule allows it: reproduced or contradicted only in regime."""
-    if in_regime is False and verdict.startswith(("reproduced", "contradicted", "significant")):
+    """A verdict as the regime rule allows it: reproduced or contradicted only in regime; an
+    inconclusive row out of regime says so too (else it reads as a null result in the paper's
+    regime)."""
+    if in_regime is False and verdict.startswith(("reproduced", "contradicted", "significant", "inconclusive")) \
+            and not verdict.startswith("inconclusive: out of the paper's regime"):
         return f"inconclusive: out of the paper's regime ({why}); the runs say: {verdict}"
     return verdict
 
