@@ -291,3 +291,45 @@ def test_a_folder_with_no_finished_run_writes_no_part(paper, tmp_path, capsys):
     assert report.main(args) != 0
     assert "no run in it has finished" in capsys.readouterr().err
     assert not (studies / "paper" / "early").exists()
+
+
+def _set_cpu(results: Path, cpu: str) -> None:
+    for run in results.glob("runs/*/*/seed*/"):
+        env = run / "env.json"
+        obj = json.loads(env.read_text()) if env.is_file() else {}
+        env.write_text(json.dumps(obj | {"cpu": cpu}))
+
+
+def test_a_run_retrained_on_another_cpu_is_refused_naming_both_cpus(paper, tmp_path, capsys):
+    """Two CPUs may round floats otherwise, so a run retrained on another one comes out other: the
+    refusal says on which CPUs the two were trained (provenance.csv.gz column ``cpu``)."""
+    root, _ = paper
+    day1, again = tmp_path / "day1", tmp_path / "again"
+    shutil.copytree(root, day1)
+    _set_cpu(day1, "CPU One, torch AVX2")
+    studies = tmp_path / "studies"
+    args = ["--record", "paper", "--studies-dir", str(studies)]
+    assert report.main(args + ["--results", str(day1), "--part", "day1"]) == 0
+    rec = records.read_part(studies / "paper" / "day1")
+    assert set(rec["provenance"]["cpu"]) == {"CPU One, torch AVX2"}
+    shutil.copytree(day1, again)
+    _set_cpu(again, "CPU Two, torch AVX512")
+    ev = next(p for p in sorted((again / "eval").glob("*/*/seed0.json")))
+    obj = json.loads(ev.read_text())
+    obj["test"] = {k: (v + 0.01 if isinstance(v, (int, float)) else v) for k, v in obj["test"].items()}
+    ev.write_text(json.dumps(obj))
+    assert report.main(args + ["--results", str(again), "--part", "day2", "--skip-recorded"]) != 0
+    err = capsys.readouterr().err
+    assert "recorded from a run on CPU One, torch AVX2, this folder's ran on CPU Two, torch AVX512" in err, err
+
+
+def test_a_part_recorded_before_the_cpu_column_reads_with_the_cpu_unknown(paper, tmp_path):
+    root, _ = paper
+    old = records.write_record(_split_results(root, tmp_path / "a", {0, 1}), tmp_path / "s" / "x" / "a", "x")
+    records.write_record(_split_results(root, tmp_path / "b", {2}), tmp_path / "s" / "x" / "b", "x")
+    _edit_part(old, "provenance.csv.gz",
+               lambda data: pd.read_csv(pd.io.common.BytesIO(data)).drop(columns="cpu").to_csv(index=False).encode())
+    prov = records.read_part(old)["provenance"]
+    assert list(prov.columns) == records.PROVENANCE_COLUMNS and prov["cpu"].isna().all()
+    merged = records.tables_of(records.load_study(tmp_path / "s" / "x"))
+    assert set(merged["runs.csv"].seed) == {0, 1, 2}

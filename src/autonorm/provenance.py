@@ -56,6 +56,30 @@ def _git_commit() -> str | None:
         return None
 
 
+def cpu_description() -> str | None:
+    """The CPU model and the instruction set torch dispatches to ('Intel(R) Xeon(R) Processor,
+    torch AVX512'): two machines of other CPUs may round floats differently, so the same config and
+    seed can train to other numbers there (studies/*/README.md)."""
+    import torch
+
+    model = None
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    model = model or platform.processor() or platform.machine() or None
+    try:
+        capability = torch.backends.cpu.get_cpu_capability()
+    except (AttributeError, RuntimeError):
+        capability = None
+    parts = [x for x in (model, f"torch {capability}" if capability else None) if x]
+    return ", ".join(parts) or None
+
+
 def env_info(device=None) -> dict:
     """Where and with what this process runs (``device``: the torch.device of the run, or None)."""
     import torch  # here: run_config_hash must import without torch (autonorm-evaluate's fast path)
@@ -68,6 +92,7 @@ def env_info(device=None) -> dict:
         "packages": {p: _version(p) for p in ("autonorm-repro", "torch", "torchvision", "numpy", "scipy",
                                                   "scikit-learn", "pandas", "statsmodels", "snakemake")},
         "torch_threads": torch.get_num_threads(),
+        "cpu": cpu_description(),
         "git_commit": _git_commit(),
         # the code that computes learned numbers, as imported (autonorm.fingerprint)
         "training_code": __import__("autonorm").TRAINING_CODE_AT_IMPORT,

@@ -145,7 +145,8 @@ def runs_from_results(results: str | Path) -> dict:
                      "config_hash": (metrics or env).get("config_hash"),
                      "data_identity": (metrics or env).get("data_identity"),
                      "training_code": env.get("training_code"), "git_commit": env.get("git_commit"),
-                     "host": env.get("host"), "platform": env.get("platform"), "torch": packages.get("torch"),
+                     "host": env.get("host"), "platform": env.get("platform"), "cpu": env.get("cpu"),
+                     "torch": packages.get("torch"),
                      "device": env.get("device"), "torch_threads": env.get("torch_threads"),
                      "train_wall_time_s": (metrics.get("cost") or {}).get("train_wall_time_s"),
                      "finished_utc": metrics.get("finished_utc")})
@@ -164,8 +165,16 @@ def runs_from_results(results: str | Path) -> dict:
 FINISHED = ("ok", "diverged")
 
 PROVENANCE_COLUMNS = ["dataset", "method", "seed", "config_hash", "data_identity", "training_code",
-                      "git_commit", "host", "platform", "torch", "device", "torch_threads",
+                      "git_commit", "host", "platform", "cpu", "torch", "device", "torch_threads",
                       "train_wall_time_s", "finished_utc"]
+
+
+def _cpu_of(prov: pd.DataFrame, key) -> str | None:
+    """The CPU a recorded run trained on (None where its part predates the column)."""
+    if "cpu" not in prov.columns:
+        return None
+    row = prov[(prov.dataset == key[0]) & (prov.method == key[1]) & (prov.seed == key[2])]
+    return None if not len(row) or pd.isna(row["cpu"].iloc[0]) else str(row["cpu"].iloc[0])
 
 
 def _read(path: Path) -> dict:
@@ -226,8 +235,11 @@ def without_recorded(rec: dict, held: dict | None) -> tuple[dict, list[str]]:
             for u, v in zip(x, y))
         if not same:
             diff = [m for m in sorted(set(x.index) | set(y.index)) if x.get(m) != y.get(m)][:3]
+            cpus = [_cpu_of(held["provenance"], key), _cpu_of(rec["provenance"], key)]
+            where = (f" (recorded from a run on {cpus[0]}, this folder's ran on {cpus[1]}: another CPU can "
+                     "round floats otherwise)" if all(cpus) and cpus[0] != cpus[1] else "")
             raise RecordError(f"run {name} is recorded with other numbers than this folder's ({', '.join(diff)}): "
-                              "it was retrained or evaluated anew; record it as another study or remove "
+                              f"it was retrained or evaluated anew{where}; record it as another study or remove "
                               "the recorded part")
     drop = set(both)
     out = dict(rec)
@@ -312,6 +324,11 @@ def read_part(part_dir: str | Path) -> dict:
     for name in (*FRAMES, "provenance"):
         text = blobs[f"{name}.csv.gz"].decode("utf-8")
         out[name] = pd.read_csv(io.StringIO(text)) if text.strip() else pd.DataFrame()
+    prov = out["provenance"]
+    if not prov.empty and "cpu" not in prov.columns:
+        # a part recorded before runs wrote their CPU (env.json "cpu"): unknown
+        prov.insert(list(prov.columns).index("platform") + 1 if "platform" in prov.columns else len(prov.columns),
+                    "cpu", None)
     out["configs"] = json.loads(blobs["configs.json.gz"])
     info = json.loads(blobs["datasets.json.gz"])
     out["ds_info"], out["variants"] = info["ds_info"], {k: v for k, v in info["variants"]}
