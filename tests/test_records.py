@@ -333,3 +333,25 @@ def test_a_part_recorded_before_the_cpu_column_reads_with_the_cpu_unknown(paper,
     assert list(prov.columns) == records.PROVENANCE_COLUMNS and prov["cpu"].isna().all()
     merged = records.tables_of(records.load_study(tmp_path / "s" / "x"))
     assert set(merged["runs.csv"].seed) == {0, 1, 2}
+
+
+def test_a_method_trained_in_a_later_part_keeps_its_place_in_the_tables(paper, tmp_path):
+    """Parts merge with methods in the registry's (config.yaml's) order: a study whose last sitting
+    trained unfrozen AutoNorm listed it after AdaNorm, in its tables and its figure panels."""
+    root, _ = paper
+    first = _split_results(root, tmp_path / "a", {0, 1, 2})
+    for sub in ("runs", "eval"):
+        for p in list((first / sub).glob("*/autonorm")):
+            shutil.rmtree(p)
+    later = _split_results(root, tmp_path / "b", {0, 1, 2})
+    for sub in ("runs", "eval"):
+        for p in list((later / sub).glob("*/*")):
+            if p.name != "autonorm":
+                shutil.rmtree(p)
+    records.write_record(first, tmp_path / "s" / "x" / "a", "x")
+    records.write_record(later, tmp_path / "s" / "x" / "b", "x")
+    study = records.load_study(tmp_path / "s" / "x")
+    methods = study["grid"]["methods"]
+    assert methods.index("random") < methods.index("autonorm") < methods.index("autonorm_s") < methods.index("adanorm")
+    mnist = records.tables_of(study)["summary.csv"].query("dataset == 'mnist'").method.drop_duplicates().tolist()
+    assert mnist.index("random") < mnist.index("autonorm") < mnist.index("adanorm"), mnist

@@ -445,8 +445,7 @@ def merge(parts: Sequence[dict]) -> dict:
             merged = merged[~merged.duplicated(["dataset", "method", "seed"])].reset_index(drop=True)
         out[name] = merged
     if len(parts) > 1:  # one part's row order: dataset, method, seed as the grid lists them
-        grid = {key: list(dict.fromkeys(x for p in parts for x in p["manifest"]["grid"][key]))
-                for key in ("datasets", "methods", "variants")}
+        grid = _merged_grid([p["manifest"]["grid"] for p in parts])
         rank_d = {d: i for i, d in enumerate(grid["datasets"])}
         rank_m = {m: i for i, m in enumerate(grid["methods"] + grid["variants"])}
         for name in (*FRAMES, "provenance"):
@@ -462,11 +461,22 @@ def merge(parts: Sequence[dict]) -> dict:
         for d, info in p["ds_info"].items():
             out["ds_info"].setdefault(d, info)
     out["variants"] = {k: v for p in parts for k, v in p["variants"].items()}
-    grids = [p["manifest"]["grid"] for p in parts]
-    out["grid"] = {key: list(dict.fromkeys(x for g in grids for x in g[key]))
-                   for key in ("datasets", "methods", "variants", "seeds")}
-    out["grid"]["seeds"] = sorted(out["grid"]["seeds"])
+    out["grid"] = _merged_grid([p["manifest"]["grid"] for p in parts])
     out["manifests"] = [p["manifest"] for p in parts]
+    return out
+
+
+def _merged_grid(grids: list[dict]) -> dict:
+    """The grid of several parts: datasets and variants as they first appear, seeds sorted, and the
+    methods in the registry's order (config.yaml's), whichever part trained a method first (a
+    study's last sitting, e.g. unfrozen AutoNorm, would otherwise put its method last)."""
+    from autonorm.methods import METHODS
+
+    out = {key: list(dict.fromkeys(x for g in grids for x in g[key]))
+           for key in ("datasets", "methods", "variants", "seeds")}
+    rank = {m: i for i, m in enumerate(METHODS)}
+    out["methods"] = sorted(out["methods"], key=lambda m: rank.get(m, len(rank)))  # stable for the unknown
+    out["seeds"] = sorted(out["seeds"])
     return out
 
 
