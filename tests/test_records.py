@@ -257,6 +257,16 @@ def test_a_folder_recorded_sitting_by_sitting_skips_what_the_study_holds(paper, 
     assert [p.name for p in records.parts_of(studies / "paper")] == ["day1", "day2"]
 
 
+def _shift_first_test_metrics(results: Path, delta: float) -> Path:
+    """Add ``delta`` to every test metric of the first seed-0 evaluation (a retrained run's other
+    numbers); returns that evaluation file."""
+    ev = next(p for p in sorted((results / "eval").glob("*/*/seed0.json")))
+    obj = json.loads(ev.read_text())
+    obj["test"] = {k: (v + delta if isinstance(v, (int, float)) else v) for k, v in obj["test"].items()}
+    ev.write_text(json.dumps(obj))
+    return ev
+
+
 def test_skip_recorded_refuses_a_run_that_differs_from_its_recorded_self(paper, tmp_path, capsys):
     """A run of the same name that was retrained (other numbers) is not a duplicate to skip: refused,
     naming the run."""
@@ -266,10 +276,7 @@ def test_skip_recorded_refuses_a_run_that_differs_from_its_recorded_self(paper, 
     assert report.main(args + ["--results", str(root), "--part", "day1"]) == 0
     again = tmp_path / "again"
     shutil.copytree(root, again)
-    ev = next(p for p in sorted((again / "eval").glob("*/*/seed0.json")))
-    obj = json.loads(ev.read_text())
-    obj["test"] = {k: (v + 1.0 if isinstance(v, (int, float)) else v) for k, v in obj["test"].items()}
-    ev.write_text(json.dumps(obj))
+    ev = _shift_first_test_metrics(again, 1.0)
     assert report.main(args + ["--results", str(again), "--part", "day2", "--skip-recorded"]) != 0
     err = capsys.readouterr().err
     d, m = ev.parent.parent.name, ev.parent.name
@@ -314,10 +321,7 @@ def test_a_run_retrained_on_another_cpu_is_refused_naming_both_cpus(paper, tmp_p
     assert set(rec["provenance"]["cpu"]) == {"CPU One, torch AVX2"}
     shutil.copytree(day1, again)
     _set_cpu(again, "CPU Two, torch AVX512")
-    ev = next(p for p in sorted((again / "eval").glob("*/*/seed0.json")))
-    obj = json.loads(ev.read_text())
-    obj["test"] = {k: (v + 0.01 if isinstance(v, (int, float)) else v) for k, v in obj["test"].items()}
-    ev.write_text(json.dumps(obj))
+    _shift_first_test_metrics(again, 0.01)
     assert report.main(args + ["--results", str(again), "--part", "day2", "--skip-recorded"]) != 0
     err = capsys.readouterr().err
     assert "recorded from a run on CPU One, torch AVX2, this folder's ran on CPU Two, torch AVX512" in err, err

@@ -169,12 +169,13 @@ PROVENANCE_COLUMNS = ["dataset", "method", "seed", "config_hash", "data_identity
                       "train_wall_time_s", "finished_utc"]
 
 
-def _cpu_of(prov: pd.DataFrame, key) -> str | None:
-    """The CPU a recorded run trained on (None where its part predates the column)."""
-    if "cpu" not in prov.columns:
+def _provenance_of(prov: pd.DataFrame, key, column: str) -> str | None:
+    """One provenance field of run ``key`` (dataset, method, seed), as text; None where the run or
+    the column is absent (a part recorded before runs wrote their CPU has no ``cpu``) or empty."""
+    if column not in prov.columns:
         return None
     row = prov[(prov.dataset == key[0]) & (prov.method == key[1]) & (prov.seed == key[2])]
-    return None if not len(row) or pd.isna(row["cpu"].iloc[0]) else str(row["cpu"].iloc[0])
+    return None if not len(row) or pd.isna(row[column].iloc[0]) else str(row[column].iloc[0])
 
 
 def _read(path: Path) -> dict:
@@ -212,9 +213,7 @@ def without_recorded(rec: dict, held: dict | None) -> tuple[dict, list[str]]:
         return rec, []
 
     def ident(frame: pd.DataFrame, key) -> tuple:
-        row = frame[(frame.dataset == key[0]) & (frame.method == key[1]) & (frame.seed == key[2])]
-        return tuple(None if not len(row) or pd.isna(row[c].iloc[0]) else str(row[c].iloc[0])
-                     for c in ("config_hash", "data_identity"))
+        return tuple(_provenance_of(frame, key, c) for c in ("config_hash", "data_identity"))
 
     def numbers(frame: pd.DataFrame, key) -> pd.Series:
         src = frame["source_dataset"].where(frame["source_dataset"].notna(), frame.dataset)
@@ -235,7 +234,7 @@ def without_recorded(rec: dict, held: dict | None) -> tuple[dict, list[str]]:
             for u, v in zip(x, y))
         if not same:
             diff = [m for m in sorted(set(x.index) | set(y.index)) if x.get(m) != y.get(m)][:3]
-            cpus = [_cpu_of(held["provenance"], key), _cpu_of(rec["provenance"], key)]
+            cpus = [_provenance_of(held["provenance"], key, "cpu"), _provenance_of(rec["provenance"], key, "cpu")]
             where = (f" (recorded from a run on {cpus[0]}, this folder's ran on {cpus[1]}: another CPU can "
                      "round floats otherwise)" if all(cpus) and cpus[0] != cpus[1] else "")
             raise RecordError(f"run {name} is recorded with other numbers than this folder's ({', '.join(diff)}): "
@@ -444,8 +443,8 @@ def merge(parts: Sequence[dict]) -> dict:
         if name == "runs" and not merged.empty:
             merged = merged[~merged.duplicated(["dataset", "method", "seed"])].reset_index(drop=True)
         out[name] = merged
+    grid = _merged_grid([p["manifest"]["grid"] for p in parts])
     if len(parts) > 1:  # one part's row order: dataset, method, seed as the grid lists them
-        grid = _merged_grid([p["manifest"]["grid"] for p in parts])
         rank_d = {d: i for i, d in enumerate(grid["datasets"])}
         rank_m = {m: i for i, m in enumerate(grid["methods"] + grid["variants"])}
         for name in (*FRAMES, "provenance"):
@@ -461,7 +460,7 @@ def merge(parts: Sequence[dict]) -> dict:
         for d, info in p["ds_info"].items():
             out["ds_info"].setdefault(d, info)
     out["variants"] = {k: v for p in parts for k, v in p["variants"].items()}
-    out["grid"] = _merged_grid([p["manifest"]["grid"] for p in parts])
+    out["grid"] = grid
     out["manifests"] = [p["manifest"] for p in parts]
     return out
 
