@@ -1,0 +1,91 @@
+"""Two one-thread trainings side by side against one two-thread training, on this machine's cores.
+
+    python benchmarks/threads.py             # the mnist_regime backbone (ViT-Lite 8x128, 28x28, patch 7)
+    python benchmarks/threads.py --steps 40 --method autonorm_s
+
+A long study on a small box runs either one job per core at 1 thread (`--cores 2` with
+`runtime.threads: 1`) or one job at a time with all threads. Which finishes more training steps
+per second depends on the CPU and the model, so it is measured here before a study starts: the
+same number of training steps of the study's model, (a) two processes of 1 thread at once, (b) one
+process of N threads, and the throughput of each (steps per second over the whole wall time).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+
+import _common as C
+import torch
+from torch import nn
+
+from autonorm.models import build_model
+from autonorm.run.train import Task, make_optimizer
+
+MNIST_META = {"name": "bench_mnist", "task": "image_classification", "family": "vision", "num_classes": 10,
+              "image": {"channels": 1, "height": 28, "width": 28, "mean": [0.1307], "std": [0.3081]}}
+
+
+def _train_steps(method: str, threads: int, steps: int, warmup: int, queue) -> None:
+    torch.set_num_threads(threads)
+    model_cfg, train_cfg = C.family_cfg("vision")
+    model_cfg["patch_size"] = 7
+    torch.manual_seed(0)
+    model = build_model(MNIST_META, method, model_cfg, C.norm_options())
+    model.train()
+    opt = make_optimizer(model, train_cfg)
+    task = Task(MNIST_META, train_cfg, torch.device("cpu"))
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(train_cfg["batch_size"], 1, 28, 28, generator=g)
+    y = nn.functional.one_hot(torch.randint(0, 10, (x.shape[0],), generator=g), 10).float()
+
+    def step():
+        loss = task.loss(model(x), y, 0.1)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+
+    for _ in range(warmup):
+        step()
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    queue.put((start, time.perf_counter()))
+
+
+def measure(procs: int, threads: int, method: str, steps: int, warmup: int) -> float:
+    """Training steps per second of `procs` processes of `threads` threads each, run at once."""
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    ps = [ctx.Process(target=_train_steps, args=(method, threads, steps, warmup, q)) for _ in range(procs)]
+    for p in ps:
+        p.start()
+    spans = [q.get() for _ in ps]
+    for p in ps:
+        p.join()
+    wall = max(e for _, e in spans) - min(s for s, _ in spans)
+    return procs * steps / wall
+
+
+def main(argv=None) -> int:
+    p = C.base_parser(__doc__.splitlines()[0])
+    p.add_argument("--method", default="frozen_ln")
+    p.add_argument("--steps", type=int, default=30, help="timed training steps per process")
+    args = p.parse_args(argv)
+    cores = len(__import__("os").sched_getaffinity(0))
+    warmup = args.warmup or 3
+    print("# One-thread jobs side by side against one multi-thread job (benchmarks/threads.py)")
+    print(f"machine: {C.machine_line()}; {cores} cores; {args.method}, ViT-Lite 8x128, 28x28x1, patch 7, batch 128; "
+          f"{args.steps} timed steps per process after {warmup} warm-up")
+    side = measure(cores, 1, args.method, args.steps, warmup)
+    one = measure(1, cores, args.method, args.steps, warmup)
+    print(f"\n{cores} processes x 1 thread: {side:.2f} steps/s in all")
+    print(f"1 process x {cores} threads:  {one:.2f} steps/s")
+    faster = f"{cores} one-thread jobs" if side >= one else f"one {cores}-thread job"
+    print(f"ratio (side by side / one multi-thread job): **{side / one:.2f}x**: {faster} finish more steps per second")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
