@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 
-from ..methods import METHODS, AutoNormSettings
+from ..methods import METHODS, UNNAMED_PLACEMENT, AutoNormSettings
 from ..provenance import run_config_hash
 
 
@@ -57,6 +57,10 @@ def resolve_run_config(cfg: dict, dataset: str, method: str, seed: int) -> dict:
     for key in ("selector", "hard", "gates", "selector_hidden"):
         if key in auto:
             norm_options[key] = auto[key]
+    # the selectors' placement, only where a gate has one and only when it is not the layout of a
+    # config that names none: every run trained before the setting keeps its config and identity
+    if METHODS[method].gated and settings.placement != UNNAMED_PLACEMENT:
+        norm_options["placement"] = settings.placement
     res = results_dir(cfg)
     return {
         "dataset": dataset,

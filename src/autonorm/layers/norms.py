@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from . import kernels
+from .selector_layout import selector_width
 from ..methods import AUTONORM
 
 NORM_REGISTRY: dict[str, Callable[..., nn.Module]] = {}
@@ -156,8 +157,6 @@ class FiLMNorm(nn.Module):
 
 
 SELECTOR_CAPACITIES = ("mlp", "linear")
-
-
 class NormSelector(nn.Module):
     """Two-layer MLP on the token-mean that outputs per-sample mixing weights.
 
@@ -180,9 +179,8 @@ class NormSelector(nn.Module):
         if capacity not in SELECTOR_CAPACITIES:
             raise ValueError(f"selector capacity must be one of {SELECTOR_CAPACITIES}, got {capacity!r}")
         if capacity == "mlp":
-            # (ours) d/2 by default: the paper gives no width (its "< 1% parameters" needs <= 5 at d = 128)
-            hidden = max(dim // 2, 1) if hidden is None else int(hidden)
-            self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(), nn.Linear(hidden, num_choices))
+            width = selector_width(dim, hidden)
+            self.mlp = nn.Sequential(nn.Linear(dim, width), nn.GELU(), nn.Linear(width, num_choices))
         else:  # kept in a Sequential under the same name, so code reading mlp[-1] works for both
             self.mlp = nn.Sequential(nn.Linear(dim, num_choices))
         self.capacity, self.hard = capacity, bool(hard)
@@ -209,34 +207,53 @@ class NormSelector(nn.Module):
 
 
 class GatedNorm(nn.Module):
-    """Base for norms that mix candidate norms with per-sample weights.
+    """Mixes candidate norms, each built by name from the registry (``choice_names``), with
+    per-sample weights from a gate: sum_i w_i(x) * norm_i(x). A gate kind (learned, random) is a
+    subclass that says how the weights come; a gated norm is registered by
+    :func:`register_gated_norm` from its candidates' names and its gate kind.
 
-    ``record`` makes the layer keep the last weights (detached) for the gate
+    ``own_gate=False`` builds a norm that draws no weights of its own: it is given the weights of
+    another norm's gate at each forward (``forward(x, weights=w)``), as the second norm of a block
+    whose one selector serves both sub-layers (``placement: per_block``).
+    ``record`` makes a norm with its own gate keep the last weights (detached) for the gate
     diagnostics; it is off during training steps so the hot path pays nothing.
     """
 
     choice_names: tuple[str, ...] = ()
-    # True where the candidates are exactly [self.dyt(x), self.ln(x)]: forward then uses
-    # ``dyt_ln_mix`` (the same math as the generic loop below, in fewer passes). A subclass
-    # that changes ``candidates`` must set it back to False (AutoNorm3 does).
-    fused_dyt_ln: bool = False
 
-    def __init__(self):
+    def __init__(self, dim: int, alpha_init: float = 0.5, own_gate: bool = True):
         super().__init__()
+        for name in self.choice_names:  # candidates in the order of the weights
+            setattr(self, name, build_norm(name, dim, alpha_init=alpha_init))
+        self.own_gate = bool(own_gate)
         self.record = False
         self.last_weights: torch.Tensor | None = None
+
+    @property
+    def fused_dyt_ln(self) -> bool:
+        """The candidates are exactly [DyT, LN]: forward uses ``kernels.dyt_ln_mix`` (the same math
+        as the generic sum, in fewer passes)."""
+        return self.choice_names == ("dyt", "ln")
 
     def weights(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:  # (B, n_choices)
         raise NotImplementedError
 
-    def candidates(self, x: torch.Tensor) -> list[torch.Tensor]:
-        raise NotImplementedError
-
-    def forward(self, x, mask=None):
-        """``mask`` (B, T), True on real tokens: the gate reads the mean over real tokens only."""
+    def draw(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """This norm's gate weights for ``x`` (kept in ``last_weights`` while ``record`` is on)."""
+        if not self.own_gate:
+            raise RuntimeError("this gated norm shares its block's gate: it is given the block's weights")
         w = self.weights(x, mask)
         if self.record:
             self.last_weights = w.detach()
+        return w
+
+    def candidates(self, x: torch.Tensor) -> list[torch.Tensor]:
+        return [getattr(self, name)(x) for name in self.choice_names]
+
+    def forward(self, x, mask=None, weights: torch.Tensor | None = None):
+        """``mask`` (B, T), True on real tokens: the gate reads the mean over real tokens only.
+        ``weights``: another gate's (B, n_choices) weights, for a norm without a gate of its own."""
+        w = self.draw(x, mask) if weights is None else weights
         if self.fused_dyt_ln and kernels.use_fast_paths():
             return kernels.dyt_ln_mix(x, w, self.dyt, self.ln)
         outs = self.candidates(x)
@@ -247,77 +264,65 @@ class GatedNorm(nn.Module):
         return y
 
 
-@register_norm("autonorm")
-class AutoNorm(GatedNorm):
-    """w_DyT(x) * DyT(x) + w_LN(x) * LN(x); weights index 0 = DyT, 1 = LN."""
-
-    choice_names = ("dyt", "ln")
-    fused_dyt_ln = True
+class LearnedGatedNorm(GatedNorm):
+    """A gated norm whose weights come from a learned :class:`NormSelector` (AutoNorm's gate)."""
 
     def __init__(self, dim: int, tau: float = AUTONORM.tau, alpha_init: float = 0.5,
                  drop_noise_when_frozen: bool = AUTONORM.drop_noise_when_frozen, selector: str = "mlp", hard: bool = False,
-                 selector_hidden: int | None = None):
-        super().__init__()
-        self.dyt = DyT(dim, alpha_init=alpha_init)
-        self.ln = nn.LayerNorm(dim)
-        self.selector = NormSelector(dim, 2, tau=tau, drop_noise_when_frozen=drop_noise_when_frozen,
-                                     capacity=selector, hard=hard, hidden=selector_hidden)
+                 selector_hidden: int | None = None, own_gate: bool = True):
+        super().__init__(dim, alpha_init=alpha_init, own_gate=own_gate)
+        if own_gate:
+            self.selector = NormSelector(dim, len(self.choice_names), tau=tau, drop_noise_when_frozen=drop_noise_when_frozen,
+                                         capacity=selector, hard=hard, hidden=selector_hidden)
 
     def weights(self, x, mask=None):
         return self.selector(x, mask)
 
-    def candidates(self, x):
-        return [self.dyt(x), self.ln(x)]
 
-
-@register_norm("autonorm3")
-class AutoNorm3(AutoNorm):
-    """Three-way gate over DyT / LN / RMSNorm (the paper's PTB variant)."""
-
-    choice_names = ("dyt", "ln", "rms")
-    fused_dyt_ln = False
-
-    def __init__(self, dim: int, tau: float = AUTONORM.tau, alpha_init: float = 0.5,
-                 drop_noise_when_frozen: bool = AUTONORM.drop_noise_when_frozen, selector: str = "mlp", hard: bool = False,
-                 selector_hidden: int | None = None):
-        super().__init__(dim, tau=tau, alpha_init=alpha_init)
-        self.rms = RMSNorm(dim)
-        self.selector = NormSelector(dim, 3, tau=tau, drop_noise_when_frozen=drop_noise_when_frozen,
-                                     capacity=selector, hard=hard, hidden=selector_hidden)
-
-    def candidates(self, x):
-        return [self.dyt(x), self.ln(x), self.rms(x)]
-
-
-@register_norm("random")
-class RandomSelectorNorm(GatedNorm):
-    """w_DyT ~ U(0,1) fresh per sample at every training forward; 0.5/0.5 in eval."""
-
-    choice_names = ("dyt", "ln")
-    fused_dyt_ln = True
-
-    def __init__(self, dim: int, alpha_init: float = 0.5):
-        super().__init__()
-        self.dyt = DyT(dim, alpha_init=alpha_init)
-        self.ln = nn.LayerNorm(dim)
+class RandomGatedNorm(GatedNorm):
+    """The Random Selector: weights ~ U(0,1) fresh per sample at every training forward (two
+    candidates: w and 1 - w), equal weights in eval."""
 
     def weights(self, x, mask=None):  # draws no token-mean: the mask is unused
         b = x.shape[0]
         if self.training:
-            w_dyt = torch.rand(b, device=x.device, dtype=x.dtype)
+            w_first = torch.rand(b, device=x.device, dtype=x.dtype)
         else:
-            w_dyt = torch.full((b,), 0.5, device=x.device, dtype=x.dtype)
-        return torch.stack([w_dyt, 1.0 - w_dyt], dim=-1)
+            w_first = torch.full((b,), 0.5, device=x.device, dtype=x.dtype)
+        return torch.stack([w_first, 1.0 - w_first], dim=-1)
 
-    def candidates(self, x):
-        return [self.dyt(x), self.ln(x)]
+
+GATE_KINDS: dict[str, type[GatedNorm]] = {"learned": LearnedGatedNorm, "random": RandomGatedNorm}
+
+
+def register_gated_norm(name: str, choices: tuple[str, ...], gate: str = "learned") -> type[GatedNorm]:
+    """Register under ``name`` a gated norm over the registered norms ``choices`` (in the order of
+    its weights) with a gate of kind ``gate`` (:data:`GATE_KINDS`); returns its class."""
+    unknown = [c for c in choices if c not in NORM_REGISTRY or issubclass(NORM_REGISTRY[c], GatedNorm)]
+    if unknown or len(choices) < 2:
+        raise ValueError(f"a gated norm mixes two or more plain registered norms; got {list(choices)}")
+    if gate not in GATE_KINDS:
+        raise ValueError(f"gate kind must be one of {sorted(GATE_KINDS)}, got {gate!r}")
+    if gate == "random" and len(choices) != 2:
+        raise ValueError("the random gate draws w and 1 - w: it mixes exactly two norms")
+    cls = type(f"GatedNorm_{name}", (GATE_KINDS[gate],), {"choice_names": tuple(choices), "__module__": __name__})
+    return register_norm(name)(cls)
+
+
+#: AutoNorm: w_DyT(x) * DyT(x) + w_LN(x) * LN(x) (weights index 0 = DyT, 1 = LN)
+AutoNorm = register_gated_norm("autonorm", ("dyt", "ln"))
+#: the three-way gate DyT / LN / RMSNorm (the paper's PTB variant)
+AutoNorm3 = register_gated_norm("autonorm3", ("dyt", "ln", "rms"))
+#: the Random Selector over DyT / LN
+RandomSelectorNorm = register_gated_norm("random", ("dyt", "ln"), gate="random")
 
 
 def gated_norms(model: nn.Module) -> dict[str, GatedNorm]:
-    """Named gated norms of a model, keyed by their ``selector_name``."""
+    """The gated norms of a model that draw their own weights (one per gate), keyed by their
+    ``selector_name``; a norm given its block's weights (``placement: per_block``) is its gate's."""
     out = {}
     for module in model.modules():
-        if isinstance(module, GatedNorm):
+        if isinstance(module, GatedNorm) and module.own_gate:
             out[getattr(module, "selector_name", str(len(out)))] = module
     return out
 

@@ -81,6 +81,8 @@ def apply_plan(model: nn.Module, plan: dict) -> int:
                 single.selector_name = child.selector_name
                 setattr(parent, attr, single)
                 replaced += 1
+        if getattr(parent, "shared_gate", False) and not isinstance(parent.norm1, GatedNorm):
+            parent.shared_gate = False  # a block whose one gate was planned away: both its norms are single
     return replaced
 
 
