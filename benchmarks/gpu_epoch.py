@@ -4,6 +4,7 @@ many concurrent runs fit on one GPU.
     python benchmarks/gpu_epoch.py                # 4 variants x 1 timed epoch each
     python benchmarks/gpu_epoch.py --quick        # 1/10 of an epoch per variant, extrapolated
     python benchmarks/gpu_epoch.py --method frozen_ln autonorm_s
+    python benchmarks/gpu_epoch.py --quick --json epoch.json   # + the numbers as JSON (benchmarks/gpu_check.sh)
 
 Data: CIFAR-10-sized random uint8 images (50,000 x 3 x 32 x 32, batch 128) held on the GPU,
 the trainer's data path (Task.inputs + Task.augment: normalise, crop/flip, MixUp/CutMix) and
@@ -17,6 +18,7 @@ Exits with status 2 and a clear message where CUDA is not available.
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import sys
@@ -84,6 +86,7 @@ def run_variant(method: str, bf16: bool, compile_: bool, frac: float, seed: int 
 def main(argv=None) -> int:
     p = C.base_parser(__doc__.splitlines()[0])
     p.add_argument("--method", nargs="+", default=["frozen_ln", "autonorm_s"])
+    p.add_argument("--json", metavar="PATH", help="also write every variant's numbers as JSON")
     args = p.parse_args(argv)
     if not torch.cuda.is_available():
         print("benchmarks/gpu_epoch.py needs a CUDA GPU: torch.cuda.is_available() is False on this machine "
@@ -95,7 +98,7 @@ def main(argv=None) -> int:
     print("# GPU epoch time, ViT-Lite at paper size (benchmarks/gpu_epoch.py)")
     print(f"device: {props.name}, {total_mb:,.0f} MiB; torch {torch.__version__}; {N_IMAGES} images, batch {BATCH}; "
           f"{'1/10 epoch extrapolated' if args.quick else 'one full epoch'} per variant after 20 warm-up steps\n")
-    rows = []
+    rows, records = [], []
     base = None
     for method in args.method:
         for bf16 in (False, True):
@@ -105,13 +108,20 @@ def main(argv=None) -> int:
                 except Exception as e:  # e.g. no compiler toolchain for torch.compile
                     rows.append([method, "bf16" if bf16 else "fp32", "yes" if comp else "no", "failed: "
                                  + type(e).__name__, "", "", "", ""])
+                    records.append({"method": method, "bf16": bf16, "compile": comp,
+                                    "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"})
                     continue
                 base = base or r["epoch_s"]
                 fit = int(0.9 * total_mb // (r["peak_mb"] + CONTEXT_MB))
+                records.append({"method": method, "bf16": bf16, "compile": comp, **r, "runs_per_gpu": fit})
                 rows.append([method, "bf16" if bf16 else "fp32", "yes" if comp else "no", f"{r['epoch_s']:.1f}",
                              f"**{r['epoch_s'] / base:.2f}**", f"{r['warm_s']:.1f}", f"{r['peak_mb']:,.0f}", fit])
     print(C.table(rows, ["method", "autocast", "compile", "epoch s", f"time / {args.method[0]} fp32",
                          "warm-up s (20 steps, incl. compile)", "peak MiB", "concurrent runs (memory bound)"]))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": props.name, "total_mib": total_mb, "torch": torch.__version__, "quick": args.quick,
+                       "images": N_IMAGES, "batch": BATCH, "variants": records}, f, indent=1)
     return 0
 
 

@@ -197,3 +197,51 @@ def test_autonorm_s_whose_rule_did_not_fire_is_unfrozen_autonorm_bit_for_bit(ima
     assert tests["autonorm"] == tests["autonorm_s"]
     a, b = (w.get("model", w) for w in (weights["autonorm"], weights["autonorm_s"]))
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+# --------------------------------------------------------------------------- checkpoints across devices
+def test_rng_state_of_another_device_type_seeds_the_data_generator_instead(caplog):
+    """A checkpoint's data-order generator state belongs to its device type (a CUDA generator's is a
+    seed and an offset, 16 bytes; a CPU one's a Mersenne Twister). Resumed on the other type it
+    cannot continue, so set_rng_state seeds the generator from it, the same state the same seed, and
+    says so; the torch and Python states are restored exactly either way. (The real GPU -> CPU -> GPU
+    resume: tests/test_gpu.py.)"""
+    import random
+
+    from autonorm.run.checkpoint import rng_state, set_rng_state
+
+    gen, rng = torch.Generator().manual_seed(3), random.Random(3)
+    saved = rng_state(gen, rng)
+    assert saved["data_device"] == "cpu"
+    expected_torch, expected_py = torch.rand(3), rng.random()
+    cuda_like = dict(saved, data=torch.arange(16, dtype=torch.uint8), data_device="cuda")
+    draws = []
+    for _ in range(2):
+        g, r = torch.Generator().manual_seed(99), random.Random(99)
+        set_rng_state(cuda_like, g, r)
+        draws.append(torch.randperm(1000, generator=g))
+        assert torch.equal(torch.rand(3), expected_torch) and r.random() == expected_py
+    assert torch.equal(draws[0], draws[1])  # the same state, the same stream
+    assert not torch.equal(draws[0], torch.randperm(1000, generator=torch.Generator().manual_seed(99)))
+    other = dict(cuda_like, data=torch.arange(1, 17, dtype=torch.uint8))
+    g = torch.Generator()
+    set_rng_state(other, g, random.Random())
+    assert not torch.equal(torch.randperm(1000, generator=g), draws[0])  # another state, another stream
+    assert sum("data-order generator" in rec.getMessage() for rec in caplog.records) == 3
+
+
+def test_rng_state_of_the_same_device_type_continues_the_stream_exactly():
+    """On the same device type nothing changes: the stream continues as if never interrupted, also for
+    a checkpoint written before states recorded their device (no "data_device")."""
+    import random
+
+    from autonorm.run.checkpoint import rng_state, set_rng_state
+
+    gen = torch.Generator().manual_seed(5)
+    torch.randperm(10, generator=gen)
+    saved = rng_state(gen, random.Random(5))
+    uninterrupted = torch.randperm(1000, generator=gen)
+    for state in (saved, {k: v for k, v in saved.items() if k != "data_device"}):
+        g = torch.Generator().manual_seed(0)
+        set_rng_state(state, g, random.Random())
+        assert torch.equal(torch.randperm(1000, generator=g), uninterrupted)

@@ -15,6 +15,7 @@ a timestamp, kept for inspection, and the previous one is tried.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -176,15 +177,42 @@ def clean_stale_temp_files(run_dir: Path) -> list[Path]:
 
 def rng_state(gen: torch.Generator, rng: random.Random) -> dict:
     version, state, gauss = rng.getstate()
-    return {"torch": torch.get_rng_state(), "data": gen.get_state(),
+    return {"torch": torch.get_rng_state(), "data": gen.get_state(), "data_device": gen.device.type,
             "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
             "py": [version, list(state), gauss]}
 
 
+def _seed_from_state(state: torch.Tensor) -> int:
+    """A seed derived from a generator state's bytes: the same state, the same seed."""
+    return int.from_bytes(hashlib.sha256(state.contiguous().numpy().tobytes()).digest()[:8], "little") >> 1
+
+
 def set_rng_state(s: dict, gen: torch.Generator, rng: random.Random) -> None:
-    torch.set_rng_state(s["torch"])
-    gen.set_state(s["data"])
+    """Restore the RNG states of a checkpoint, wherever it was written.
+
+    RNG states are CPU byte tensors (torch refuses others), so states a checkpoint load placed on a
+    GPU are brought back first. The data generator's state is specific to its device type (a CUDA
+    generator keeps a seed and an offset, a CPU one a Mersenne Twister): a checkpoint written on a
+    GPU and resumed on a CPU (or back) cannot continue that stream, so the generator is seeded from
+    the saved state instead, with a warning: the resumed run draws other batches and augmentations
+    than an uninterrupted one would (across devices the floats differ anyway); on the same device
+    type the stream continues exactly.
+    """
+    torch.set_rng_state(s["torch"].cpu())
+    data = s["data"].cpu()
+    saved_on = s.get("data_device", gen.device.type)  # older checkpoints: assume this device type
+    try:
+        if saved_on != gen.device.type:
+            raise RuntimeError(f"written by a {saved_on} generator")
+        gen.set_state(data)
+    except RuntimeError as e:  # another device type's state (wrong size), or recorded as such
+        gen.manual_seed(_seed_from_state(data))
+        log.warning("the checkpoint's data-order generator state cannot continue on %s (%s): the generator "
+                    "is seeded from it instead, so the resumed epochs draw other batches than an uninterrupted "
+                    "run on one device would", gen.device.type, str(e).splitlines()[0] if str(e) else type(e).__name__)
     if s["cuda"] and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(s["cuda"])
+        states = [t.cpu() for t in s["cuda"]][:torch.cuda.device_count()]
+        for i, t in enumerate(states):
+            torch.cuda.set_rng_state(t, i)
     version, state, gauss = s["py"]
     rng.setstate((version, tuple(state), gauss))

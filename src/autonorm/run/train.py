@@ -49,6 +49,7 @@ from .runlock import RunFolderBusy, RunFolderLock
 from .tasks import TOKEN_TASKS, Task, batches_per_epoch, epoch_batches, run_eval, token_lengths
 
 log = logging.getLogger(__name__)
+CPU = torch.device("cpu")
 
 
 class TrainingDiverged(RuntimeError):
@@ -83,6 +84,29 @@ def invalidate_outputs(out_dir: Path, resuming: bool) -> list[str]:
         log.warning("run folder %s held outputs of another config or an earlier attempt; removed %s",
                     out_dir, ", ".join(removed))
     return removed
+
+
+# --------------------------------------------------------------------------- one training step
+def forward_loss(step_model: nn.Module, task: Task, xb: torch.Tensor, yb: torch.Tensor, smoothing: float,
+                 autocast: bool, distiller: Distiller | None = None) -> torch.Tensor:
+    """The first half of the trainer's step: forward (under bf16 autocast when ``autocast``) and the
+    task's loss (plus the distillation term of a distillation variant). ``step_model`` is the model,
+    or its ``torch.compile`` wrapper."""
+    with torch.autocast(xb.device.type, dtype=torch.bfloat16, enabled=autocast):
+        out = step_model(xb)
+    loss = task.loss(out, yb, smoothing)
+    if distiller is not None:
+        loss = distiller.loss(loss, out, xb, yb)
+    return loss
+
+
+def backward_step(model: nn.Module, opt, loss: torch.Tensor, grad_clip: float | None) -> None:
+    """The second half, once the loss is known to be finite: gradients, clipping, the AdamW update."""
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    if grad_clip:
+        nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    opt.step()
 
 
 # --------------------------------------------------------------------------- the run
@@ -126,9 +150,12 @@ def _train(cfg: dict, stop_after_epochs: int | None) -> dict | None:
         data_id = data.identity
     except BaseException:
         # no data, no training; but the old outputs of another config or attempt still go
-        invalidate_outputs(out_dir, resuming=load_checkpoint(out_dir, device, chash) is not None)
+        invalidate_outputs(out_dir, resuming=load_checkpoint(out_dir, CPU, chash) is not None)
         raise
-    ckpt = load_checkpoint(out_dir, device, chash, data_id)
+    # read onto the CPU whatever device wrote it: load_state_dict moves weights and optimizer moments to
+    # the model's device, while RNG states and AdamW's step counters must stay CPU tensors (a checkpoint
+    # written on a GPU resumes on a CPU node and back)
+    ckpt = load_checkpoint(out_dir, CPU, chash, data_id)
     invalidate_outputs(out_dir, resuming=ckpt is not None)
     if ckpt is not None:
         write_json_atomic(out_dir / "history.json", ckpt["history"])  # may lag the checkpoint after a kill
@@ -191,11 +218,7 @@ def _train(cfg: dict, stop_after_epochs: int | None) -> dict | None:
             xb, yb = task.augment(task.inputs(xb), yb, gen, rng)
             for group in opt.param_groups:
                 group["lr"] = lr_at(step, total_steps, warmup_steps, tcfg["lr"], tcfg.get("min_lr", 0.0))
-            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=autocast):
-                out = step_model(xb)
-            loss = task.loss(out, yb, smoothing)
-            if distiller is not None:
-                loss = distiller.loss(loss, out, xb, yb)
+            loss = forward_loss(step_model, task, xb, yb, smoothing, autocast, distiller)
             if not torch.isfinite(loss):
                 msg = (f"{cfg['dataset']}/{cfg['method']}/seed{cfg['seed']}: loss is {float(loss.detach())} "
                        f"at epoch {epoch}, step {b + 1} (global step {step + 1}); no metrics written")
@@ -203,11 +226,7 @@ def _train(cfg: dict, stop_after_epochs: int | None) -> dict | None:
                                                             "step": b + 1, "message": msg,
                                                             "config_hash": chash, "data_identity": data_id})
                 raise TrainingDiverged(msg)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            if tcfg.get("grad_clip"):
-                nn.utils.clip_grad_norm_(model.parameters(), tcfg["grad_clip"])
-            opt.step()
+            backward_step(model, opt, loss, tcfg.get("grad_clip"))
             loss_sum += loss.detach()
             step += 1
         train_loss = float(loss_sum) / steps_per_epoch
