@@ -1,6 +1,9 @@
 """Study records (analysis.records): a results folder as committed data. A record gives the same
 tables as its results folder, regenerates the findings page byte for byte, merges parts, and
-refuses a damaged file, another schema, a duplicate run, a config difference or other code."""
+refuses a damaged file, another schema, a duplicate run, a config difference or other code;
+``--record`` into a part that exists refuses to drop or change its runs unless ``--replace`` (which
+carries the runs the folder lacks over), and ``--cpu`` names the CPU of runs that record none. The
+rules of a study folder and of a run counted once across studies: test_study_folders.py."""
 from __future__ import annotations
 
 import gzip
@@ -359,3 +362,113 @@ def test_a_method_trained_in_a_later_part_keeps_its_place_in_the_tables(paper, t
     assert methods.index("random") < methods.index("autonorm") < methods.index("autonorm_s") < methods.index("adanorm")
     mnist = records.tables_of(study)["summary.csv"].query("dataset == 'mnist'").method.drop_duplicates().tolist()
     assert mnist.index("random") < mnist.index("autonorm") < mnist.index("adanorm"), mnist
+
+
+def _finished(part: Path) -> list[str]:
+    return [records.run_name(k) for k in sorted(records.finished_runs(records.read_part(part)))]
+
+
+def test_recording_into_a_part_that_holds_more_runs_is_refused_and_replace_carries_them(paper, tmp_path, capsys):
+    """Before: the part was replaced (its seed-2 runs lost) with one line said. Now refused, listing
+    the runs it would drop; --replace carries them into the new part, --drop leaves one out."""
+    root, _ = paper
+    studies = tmp_path / "studies"
+    part = studies / "paper" / "p"
+    args = ["--record", "paper", "--studies-dir", str(studies), "--part", "p"]
+    assert report.main(args + ["--results", str(root)]) == 0
+    whole = _finished(part)
+    tables = records.tables_of(records.load_study(studies / "paper"))
+    seed2 = [r for r in whole if r.endswith("/seed2")]
+    before = (part / "manifest.json").read_bytes()
+    day1 = _split_results(root, tmp_path / "day1", {0, 1})
+    capsys.readouterr()
+    assert report.main(args + ["--results", str(day1)]) != 0
+    assert (f"{part} is a recorded part of {len(whole)} runs; recording this results folder into it would drop "
+            f"{len(seed2)} of its runs ({', '.join(seed2)}): pass --replace to replace it (the runs it drops are "
+            "carried over; --drop RUN leaves one out), or record another --part") in capsys.readouterr().err
+    assert (part / "manifest.json").read_bytes() == before
+    assert report.main(args + ["--results", str(day1), "--drop", seed2[0]]) != 0
+    assert (f"--drop {seed2[0]} goes with --replace (it names runs of the part replaced)"
+            in capsys.readouterr().err)
+    other = ["--record", "paper", "--studies-dir", str(studies), "--part", "q", "--results", str(day1)]
+    assert report.main(other + ["--replace", "--drop", seed2[0]]) != 0
+    assert f"--drop {seed2[0]}: {studies / 'paper' / 'q'} holds no recorded part to replace" in capsys.readouterr().err
+    assert report.main(args + ["--results", str(day1), "--replace", "--drop", whole[0]]) != 0
+    assert (f"--drop {whole[0]}: the results folder holds it: --drop leaves out only runs of the old part that "
+            "the folder lacks") in capsys.readouterr().err
+    assert (part / "manifest.json").read_bytes() == before
+    assert report.main(args + ["--results", str(day1), "--replace"]) == 0
+    assert f"carrying over {', '.join(seed2)}" in capsys.readouterr().out
+    manifest = json.loads((part / "manifest.json").read_text())
+    assert _finished(part) == whole and manifest["carried"] == seed2
+    assert manifest["command"].endswith("--part p --replace")
+    assert len(records.read_part(part)["datasets"]) == len(records.read_part(part)["datasets"].dataset.unique())
+    carried = records.tables_of(records.load_study(studies / "paper"))
+    key = ["dataset", "method", "metric"]
+    assert _csv(carried["summary.csv"].sort_values(key).reset_index(drop=True)) == \
+        _csv(tables["summary.csv"].sort_values(key).reset_index(drop=True))
+    assert report.main(args + ["--results", str(day1), "--replace", "--drop", seed2[0]]) == 0
+    assert _finished(part) == [r for r in whole if r != seed2[0]]
+    assert json.loads((part / "manifest.json").read_text())["carried"] == seed2[1:]
+
+
+def test_recording_into_a_part_runs_of_other_numbers_is_refused_listing_them(paper, tmp_path, capsys):
+    root, _ = paper
+    studies = tmp_path / "studies"
+    args = ["--record", "paper", "--studies-dir", str(studies), "--part", "p"]
+    assert report.main(args + ["--results", str(root)]) == 0
+    assert report.main(args + ["--results", str(root)]) == 0  # the same runs again: nothing lost
+    again = tmp_path / "again"
+    shutil.copytree(root, again)
+    ev = _shift_first_test_metrics(again, 1.0)
+    run = f"{ev.parent.parent.name}/{ev.parent.name}/seed0"
+    n = len(_finished(studies / "paper" / "p"))
+    capsys.readouterr()
+    assert report.main(args + ["--results", str(again)]) != 0
+    assert (f"{studies / 'paper' / 'p'} is a recorded part of {n} runs; recording this results folder into it "
+            f"would change 1 ({run}): pass --replace") in capsys.readouterr().err
+
+
+def test_record_cpu_fills_in_the_cpu_of_runs_that_record_none(paper, tmp_path, capsys):
+    """Runs trained by code older than env.json's "cpu" key: --cpu names their CPU at record time
+    (noted in the manifest); a run that records another CPU is refused."""
+    root, _ = paper
+    old = tmp_path / "old"
+    shutil.copytree(root, old)
+    studies = tmp_path / "studies"
+    cpu = "Intel(R) Xeon(R) Processor, torch AVX2"
+    args = ["--record", "paper", "--studies-dir", str(studies), "--results", str(old), "--cpu", cpu]
+    assert report.main(args + ["--part", "a"]) == 0
+    rec = records.read_part(studies / "paper" / "a")
+    assert set(rec["provenance"]["cpu"]) == {cpu}
+    manifest = json.loads((studies / "paper" / "a" / "manifest.json").read_text())
+    assert manifest["cpu_declared"] == {cpu: sorted(_finished(studies / "paper" / "a"))}
+    assert manifest["command"].endswith(f"--part a --cpu '{cpu}'")
+    n = len(manifest["cpu_declared"][cpu])
+    assert f"cpu '{cpu}' declared for {n} runs whose env.json records none" in capsys.readouterr().out
+    env = old / rec["runs"][rec["runs"].status.isin(records.FINISHED)].path.iloc[0] / "env.json"
+    env.write_text(json.dumps((json.loads(env.read_text()) if env.is_file() else {})
+                              | {"cpu": "AMD EPYC 7B13, torch AVX512"}))
+    capsys.readouterr()
+    assert report.main(args + ["--part", "b"]) != 0
+    assert (f"{env} records the cpu 'AMD EPYC 7B13, torch AVX512', and --cpu declares '{cpu}': --cpu fills in only "
+            "runs that record none; record this run without --cpu, or the others as another part"
+            in capsys.readouterr().err)
+    assert not (studies / "paper" / "b").exists()
+
+
+def test_recording_into_a_part_folder_without_its_manifest_needs_replace(paper, tmp_path, capsys):
+    root, _ = paper
+    studies = tmp_path / "studies"
+    part = studies / "paper" / "p"
+    args = ["--record", "paper", "--studies-dir", str(studies), "--part", "p", "--results", str(root)]
+    assert report.main(args) == 0
+    (part / "manifest.json").unlink()
+    capsys.readouterr()
+    assert report.main(args) != 0
+    assert (f"{part}: record files and no manifest.json: restore it (git checkout -- '{part / 'manifest.json'}') or "
+            "pass --replace to record this part anew (its old files are not read)") in capsys.readouterr().err
+    assert not (part / "manifest.json").exists()
+    assert report.main(args + ["--replace"]) == 0
+    (read,) = records.load_study(studies / "paper")["parts"]
+    assert read == ("p", len(_finished(part))) and read[1] > 0

@@ -22,7 +22,12 @@ grid): every part of ``studies/<study>/`` is read and merged. A part whose files
 manifest is refused naming the file; a part of another schema version is refused naming the
 version; two parts holding the same run, or runs of one dataset and method whose resolved configs
 differ in more than the seed, or runs trained by different code (the training-code digest), are
-refused naming the runs and the difference. docs/develop.md "Study records" lists every column.
+refused naming the runs and the difference (a run in two parts: the same run twice, or one that
+differs). docs/develop.md "Study records" lists every column.
+
+What a study folder may hold, and a run counted once across studies: analysis.study_folders
+(``load_study`` and ``parts_of`` live there and are read here too); the ``--record`` command line:
+analysis.record_cli; a record's runs (names, numbers, differences): analysis.record_runs.
 """
 from __future__ import annotations
 
@@ -30,8 +35,6 @@ import gzip
 import hashlib
 import io
 import json
-import math
-import os
 import platform
 import socket
 import subprocess
@@ -44,10 +47,11 @@ import pandas as pd
 from autonorm.data.errors import DataCorruptError
 from autonorm.io_utils import read_json, write_json_atomic
 from autonorm.provenance import PATH_ONLY_KEYS, NESTED_PATH_KEYS
+from autonorm.analysis.record_runs import (FINISHED, FRAMES, MEASURED_TIMES, PROVENANCE_COLUMNS,  # noqa: F401
+                                           _differing, _key, _provenance_of, differences, finished_runs,
+                                           parse_run, run_name, run_numbers, select_runs)
 
 SCHEMA_VERSION = 1
-#: collect()'s per-run frames, each one file
-FRAMES = ("runs", "values", "history", "gates", "freeze", "corruptions", "datasets", "baselines")
 #: keys of a dataset's meta.json left out of a record (large, and nothing downstream reads them)
 META_DROP = ("itos", "split_files")
 MANIFEST = "manifest.json"
@@ -111,10 +115,12 @@ def _strip_paths(cfg: dict) -> dict:
     return cfg
 
 
-def runs_from_results(results: str | Path) -> dict:
+def runs_from_results(results: str | Path, cpu: str | None = None) -> dict:
     """The per-run frames of a results folder (analysis.collect), as a record holds them: only
     runs that finished or diverged, paths relative to the folder, and each run's config and
-    provenance beside them."""
+    provenance beside them. ``cpu`` (``--record --cpu``) is the CPU of the runs whose env.json
+    records none (trained by code older than its ``cpu`` key): filled in, and named in
+    ``out["cpu_declared"]``; a run that records another CPU is refused."""
     from autonorm.analysis.collect import collect, discover_variants
 
     results = Path(results)
@@ -130,7 +136,7 @@ def runs_from_results(results: str | Path) -> dict:
     for col in ("path", "eval_path"):
         out["runs"][col] = [str(Path(p).relative_to(results)) if p and Path(p).is_relative_to(results) else p
                             for p in out["runs"][col]]
-    configs, prov = {}, []
+    configs, prov, declared = {}, [], []
     for r in out["runs"].itertuples(index=False):
         if r.status not in FINISHED:
             continue
@@ -141,6 +147,13 @@ def runs_from_results(results: str | Path) -> dict:
             configs[key] = _strip_paths(cfg)
         env, metrics = _read(run_dir / "env.json"), _read(run_dir / "metrics.json")
         packages = env.get("packages") or {}
+        if cpu is not None and not env.get("cpu"):
+            env["cpu"] = cpu
+            declared.append(key)
+        elif cpu is not None and env["cpu"] != cpu:
+            raise RecordError(f"{run_dir / 'env.json'} records the cpu {env['cpu']!r}, and --cpu declares {cpu!r}: "
+                              "--cpu fills in only runs that record none; record this run without --cpu, or the "
+                              "others as another part")
         prov.append({"dataset": r.dataset, "method": r.method, "seed": int(r.seed),
                      "config_hash": (metrics or env).get("config_hash"),
                      "data_identity": (metrics or env).get("data_identity"),
@@ -151,6 +164,7 @@ def runs_from_results(results: str | Path) -> dict:
                      "train_wall_time_s": (metrics.get("cost") or {}).get("train_wall_time_s"),
                      "finished_utc": metrics.get("finished_utc")})
     out["provenance"] = pd.DataFrame(prov, columns=PROVENANCE_COLUMNS)
+    out["cpu_declared"] = {cpu: declared} if declared else {}
     out["configs"] = configs
     out["ds_info"] = {d: {**{k: v for k, v in info.items() if k != "meta"},
                           "meta": {k: v for k, v in (info.get("meta") or {}).items() if k not in META_DROP}}
@@ -158,24 +172,6 @@ def runs_from_results(results: str | Path) -> dict:
     out["variants"] = raw["variants"]
     out["grid"] = {"datasets": datasets, "methods": main, "variants": list(variants), "seeds": seeds}
     return out
-
-
-#: a run that trained to an end (its numbers or its divergence are facts); "missing" and "stale"
-#: rows say only that a results folder lacked a valid run when it was recorded
-FINISHED = ("ok", "diverged")
-
-PROVENANCE_COLUMNS = ["dataset", "method", "seed", "config_hash", "data_identity", "training_code",
-                      "git_commit", "host", "platform", "cpu", "torch", "device", "torch_threads",
-                      "train_wall_time_s", "finished_utc"]
-
-
-def _provenance_of(prov: pd.DataFrame, key, column: str) -> str | None:
-    """One provenance field of run ``key`` (dataset, method, seed), as text; None where the run or
-    the column is absent (a part recorded before runs wrote their CPU has no ``cpu``) or empty."""
-    if column not in prov.columns:
-        return None
-    row = prov[(prov.dataset == key[0]) & (prov.method == key[1]) & (prov.seed == key[2])]
-    return None if not len(row) or pd.isna(row[column].iloc[0]) else str(row[column].iloc[0])
 
 
 def _read(path: Path) -> dict:
@@ -195,10 +191,6 @@ def _git_commit() -> str | None:
         return None
 
 
-def _key(r) -> tuple[str, str, int]:
-    return r.dataset, r.method, int(r.seed)
-
-
 def without_recorded(rec: dict, held: dict | None) -> tuple[dict, list[str]]:
     """``rec`` (runs_from_results) less the finished runs the study's other parts already hold
     (``held``: their merge), after checking that each is the same run: the same config hash and
@@ -206,67 +198,50 @@ def without_recorded(rec: dict, held: dict | None) -> tuple[dict, list[str]]:
     differs from its recorded self is refused, naming it (a rerun is not a duplicate to drop)."""
     if held is None:
         return rec, []
-    recorded = {_key(r) for r in held["runs"].itertuples(index=False) if r.status in FINISHED}
-    ours = {_key(r) for r in rec["runs"].itertuples(index=False) if r.status in FINISHED}
-    both = sorted(recorded & ours)
+    both = sorted(set(finished_runs(held)) & set(finished_runs(rec)))
     if not both:
         return rec, []
 
     def ident(frame: pd.DataFrame, key) -> tuple:
         return tuple(_provenance_of(frame, key, c) for c in ("config_hash", "data_identity"))
 
-    def numbers(frame: pd.DataFrame, key) -> pd.Series:
-        src = frame["source_dataset"].where(frame["source_dataset"].notna(), frame.dataset)
-        v = frame[(src == key[0]) & (frame.method == key[1]) & (frame.seed == key[2])]
-        v = v.assign(metric=v.dataset + ":" + v.metric.astype(str))
-        return pd.to_numeric(v.set_index("metric")["value"], errors="coerce").sort_index()
-
     for key in both:
-        name = f"{key[0]}/{key[1]}/seed{key[2]}"
+        name = run_name(key)
         a, b = ident(held["provenance"], key), ident(rec["provenance"], key)
         if a != b:
             raise RecordError(f"run {name} is recorded with config hash / data identity {a[0]} / {a[1]}, "
                               f"and this folder's run has {b[0]} / {b[1]}: it is another run of that name, "
                               "not one to skip; record it as another study or remove the recorded part")
-        x, y = numbers(held["values"], key), numbers(rec["values"], key)
-        same = list(x.index) == list(y.index) and all(
-            (math.isnan(u) and math.isnan(v)) or math.isclose(u, v, rel_tol=1e-9, abs_tol=1e-12)
-            for u, v in zip(x, y))
-        if not same:
-            diff = [m for m in sorted(set(x.index) | set(y.index)) if x.get(m) != y.get(m)][:3]
+        diff = _differing(run_numbers(held["values"], key), run_numbers(rec["values"], key))[:3]
+        if diff:
             cpus = [_provenance_of(held["provenance"], key, "cpu"), _provenance_of(rec["provenance"], key, "cpu")]
             where = (f" (recorded from a run on {cpus[0]}, this folder's ran on {cpus[1]}: another CPU can "
                      "round floats otherwise)" if all(cpus) and cpus[0] != cpus[1] else "")
             raise RecordError(f"run {name} is recorded with other numbers than this folder's ({', '.join(diff)}): "
                               f"it was retrained or evaluated anew{where}; record it as another study or remove "
                               "the recorded part")
-    drop = set(both)
-    out = dict(rec)
-    for name in (*FRAMES, "provenance"):
-        df = rec[name]
-        if not df.empty and {"dataset", "method", "seed"} <= set(df.columns):
-            # a CIFAR-10-C value belongs to the CIFAR-10 run that made it (its source dataset)
-            src = df["source_dataset"].where(df["source_dataset"].notna(), df.dataset) \
-                if "source_dataset" in df.columns else df.dataset
-            keep = [(d, m, int(sd)) not in drop for d, m, sd in zip(src, df.method, df.seed)]
-            out[name] = df[keep].reset_index(drop=True)
-    out["configs"] = {k: v for k, v in rec["configs"].items()
-                      if (k.split("/")[0], k.split("/")[1], int(k.split("/")[2][4:])) not in drop}
-    return out, [f"{d}/{m}/seed{sd}" for d, m, sd in both]
+    return select_runs(rec, both, keep=False), [run_name(k) for k in both]
 
 
-def write_record(results: str | Path, part_dir: str | Path, study: str, command: str = "",
-                 held: dict | None = None) -> Path:
-    """Record the results folder ``results`` into ``part_dir`` (one part of study ``study``);
-    with ``held`` (the merge of the study's other parts), its runs that those parts already hold
-    are left out (:func:`without_recorded`)."""
-    rec, skipped = without_recorded(runs_from_results(results), held)
-    if not any(r.status in FINISHED for r in rec["runs"].itertuples(index=False)):
+def record_of(results: str | Path, held: dict | None = None, cpu: str | None = None) -> tuple[dict, list[str]]:
+    """The record of the results folder ``results`` (runs_from_results) less the runs the study's
+    other parts hold (``held``: :func:`without_recorded`), and those left out; refuses a record of
+    no finished run."""
+    rec, skipped = without_recorded(runs_from_results(results, cpu=cpu), held)
+    if not finished_runs(rec):
         # a part of unfinished runs only would say nothing but "missing": not a record
         if skipped:
             raise RecordError(f"{results}: every finished run is in the study already: nothing new to record")
         raise RecordError(f"{results}: no run in it has finished ({len(rec['runs'])} still training or "
                           "missing): nothing to record")
+    return rec, skipped
+
+
+def write_part(rec: dict, part_dir: str | Path, study: str, command: str = "", part: str | None = None) -> Path:
+    """Write the record ``rec`` (:func:`record_of`, or a merge) into ``part_dir`` as part ``part``
+    (default: the folder's name) of study ``study``. The manifest notes the runs whose CPU was
+    declared at record time (``cpu_declared``) and those carried over from a part it replaced
+    (``carried``), where there are any."""
     part_dir = Path(part_dir)
     part_dir.mkdir(parents=True, exist_ok=True)
     files = {f"{name}.csv.gz": _csv_bytes(rec[name]) for name in (*FRAMES, "provenance")}
@@ -279,14 +254,28 @@ def write_record(results: str | Path, part_dir: str | Path, study: str, command:
         tmp.write_bytes(data)
         tmp.replace(part_dir / name)
     runs = rec["runs"]
-    manifest = {"schema_version": SCHEMA_VERSION, "study": study, "part": part_dir.name,
+    manifest = {"schema_version": SCHEMA_VERSION, "study": study, "part": part or part_dir.name,
                 "grid": rec["grid"], "n_runs": int(len(runs)),
                 "n_ok": int((runs.status == "ok").sum()), "n_diverged": int((runs.status == "diverged").sum()),
                 "commit": _git_commit(), "recorded_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 "command": command, "machine": f"{socket.gethostname()} {platform.platform()}",
                 "files": {name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items())}}
+    held = {run_name(k) for k in finished_runs(rec)}
+    declared = {c: sorted(set(names) & held) for c, names in (rec.get("cpu_declared") or {}).items()}
+    if any(declared.values()):  # the runs whose CPU --cpu declared (their env.json recorded none)
+        manifest["cpu_declared"] = {c: names for c, names in declared.items() if names}
+    if rec.get("carried"):  # runs of the part this one replaced, which its results folder lacked
+        manifest["carried"] = list(rec["carried"])
     write_json_atomic(part_dir / MANIFEST, manifest)  # last: a part without it is not a record
     return part_dir
+
+
+def write_record(results: str | Path, part_dir: str | Path, study: str, command: str = "",
+                 held: dict | None = None, cpu: str | None = None) -> Path:
+    """Record the results folder ``results`` into ``part_dir`` (one part of study ``study``);
+    with ``held`` (the merge of the study's other parts), its runs that those parts already hold
+    are left out (:func:`without_recorded`); ``cpu``: :func:`runs_from_results`."""
+    return write_part(record_of(results, held, cpu)[0], part_dir, study, command)
 
 
 # --------------------------------------------------------------------------- reading
@@ -334,16 +323,6 @@ def read_part(part_dir: str | Path) -> dict:
     return out
 
 
-def parts_of(study_dir: str | Path) -> list[Path]:
-    """The recorded parts of a study folder: itself when it holds a manifest, else its sub-folders
-    that do (in name order)."""
-    study_dir = Path(study_dir)
-    if (study_dir / MANIFEST).is_file():
-        return [study_dir]
-    # a folder whose name starts with "." is a part being written (main)
-    return sorted(p.parent for p in study_dir.glob(f"*/{MANIFEST}") if not p.parent.name.startswith("."))
-
-
 #: what stands for a distilled run's teacher hash in its identity: the teacher is the study's
 #: teacher run of the same seed, so its hash differs from seed to seed (merge checks it is that run)
 SAME_SEED_TEACHER = "<the teacher run of this seed>"
@@ -389,12 +368,23 @@ def _diff(a: dict, b: dict, prefix: str = "") -> list[str]:
     return out
 
 
+def _refuse_duplicate(key, first: dict, second: dict) -> None:
+    """Two parts of one study hold run ``key``: the same run twice, or two that differ."""
+    diff = differences(first, second, key)
+    where = f"run {run_name(key)} is in two parts of the study ({first['part']} and {second['part']})"
+    if diff:
+        raise RecordError(f"{where} and differs between them ({'; '.join(diff[:3])}): it was retrained or "
+                          "evaluated anew; keep the part whose run is to count and record the other again "
+                          "without it (a run is never counted twice)")
+    raise RecordError(f"{where}, the same run twice (duplicate): keep one (a duplicate is never counted twice)")
+
+
 def merge(parts: Sequence[dict]) -> dict:
     """The parts of one study as one set of per-run frames; refuses duplicates, config differences
     other than the seed, and runs of different training code."""
     if not parts:
         raise RecordError("no recorded part to read")
-    seen: dict[tuple, str] = {}
+    seen: dict[tuple, dict] = {}
     config_of: dict[tuple, tuple[str, dict]] = {}
     code_of: dict[str, str] = {}
     # a run one part lacks (missing, stale) and another part finished: the finished one counts
@@ -406,9 +396,8 @@ def merge(parts: Sequence[dict]) -> dict:
             if r.status not in FINISHED:
                 continue
             if key in seen:
-                raise RecordError(f"run {r.dataset}/{r.method}/seed{int(r.seed)} is in two parts of the study "
-                                  f"({seen[key]} and {part['part']}): keep one (a duplicate is never counted twice)")
-            seen[key] = part["part"]
+                _refuse_duplicate(key, seen[key], part)
+            seen[key] = part
             cfg = part["configs"].get(f"{r.dataset}/{r.method}/seed{int(r.seed)}")
             if cfg is not None:
                 ident = _identity_of(cfg)
@@ -462,6 +451,8 @@ def merge(parts: Sequence[dict]) -> dict:
     out["variants"] = {k: v for p in parts for k, v in p["variants"].items()}
     out["grid"] = grid
     out["manifests"] = [p["manifest"] for p in parts]
+    # every part read and its finished runs (the findings page lists them: nothing it reads is unseen)
+    out["parts"] = [(Path(p["part"]).name, len(finished_runs(p))) for p in parts]
     return out
 
 
@@ -479,13 +470,6 @@ def _merged_grid(grids: list[dict]) -> dict:
     return out
 
 
-def load_study(study_dir: str | Path) -> dict:
-    parts = parts_of(study_dir)
-    if not parts:
-        raise RecordError(f"{study_dir}: no study record ({MANIFEST}) in it or its sub-folders")
-    return merge([read_part(p) for p in parts])
-
-
 def tables_of(study: dict, reference: str | Path | None = None,
               reference_method: str = "autonorm_s") -> dict[str, pd.DataFrame]:
     """The tables of the aggregate step, computed from a record exactly as from a results folder."""
@@ -496,57 +480,20 @@ def tables_of(study: dict, reference: str | Path | None = None,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``autonorm-report --record NAME --results FOLDER [--part PART]``: record a results folder as
-    (one part of) study NAME under studies/NAME/PART."""
-    import argparse
-    import sys
+    """``autonorm-report --record NAME --results FOLDER ...``: analysis.record_cli."""
+    from autonorm.analysis.record_cli import main as record_main
 
-    p = argparse.ArgumentParser(prog="autonorm-report --record",
-                                description="Record a results folder as a study record (committed data).")
-    p.add_argument("--record", required=True, metavar="NAME", help="the study's name (studies/NAME)")
-    p.add_argument("--results", required=True, help="the results folder to record (e.g. results/depth)")
-    p.add_argument("--part", default=None,
-                   help="this part's name (default: the date and the host, e.g. 2026-12-02-vm)")
-    p.add_argument("--studies-dir", default="studies")
-    p.add_argument("--skip-recorded", action="store_true",
-                   help="leave out the runs the study's other parts already hold (each checked to be the "
-                        "same run: config hash, data identity, final numbers), so that a folder that "
-                        "goes on from sitting to sitting is recorded part by part")
-    args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
-    part = args.part or f"{time.strftime('%Y-%m-%d', time.gmtime())}-{socket.gethostname()}"
-    dest = Path(args.studies_dir) / args.record / part
-    if (dest / MANIFEST).exists():
-        print(f"autonorm-report --record: replacing the part {dest}", file=sys.stderr)
-    results = Path(args.results).resolve()
-    # the results folder as the user would type it here; outside this folder only its last parts
-    # (a committed manifest names no path of one machine)
-    shown = (os.path.relpath(results) if results.is_relative_to(Path.cwd().resolve())
-             else "<...>/" + "/".join(results.parts[-2:]))
-    command = "autonorm-report --record " + " ".join((args.record, "--results", shown, "--part", part))
-    import shutil
+    return record_main(argv)
 
-    tmp = dest.parent / f".{part}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    others = [q for q in parts_of(dest.parent) if q.name != part]
-    if args.skip_recorded:
-        command += " --skip-recorded"
-    held = merge([read_part(q) for q in others]) if args.skip_recorded and others else None
-    write_record(args.results, tmp, args.record, command, held=held)
-    try:  # refuses a part that cannot be merged with the study's other parts, before it lands
-        merge([read_part(q) for q in others] + [read_part(tmp)])
-    except RecordError:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    manifest = read_json(tmp / MANIFEST)
-    manifest["part"] = part
-    write_json_atomic(tmp / MANIFEST, manifest)
-    if dest.exists():
-        shutil.rmtree(dest)
-    tmp.rename(dest)
-    study = load_study(dest.parent)
-    manifest = read_json(dest / MANIFEST)
-    size = sum((dest / f).stat().st_size for f in manifest["files"]) + (dest / MANIFEST).stat().st_size
-    print(f"autonorm-report --record: {manifest['n_ok']} finished and {manifest['n_diverged']} diverged runs "
-          f"of {args.results} -> {dest} ({size / 1024:.0f} KiB); the study has "
-          f"{len(study['runs'])} runs in {len(study['manifests'])} part(s)")
-    return 0
+
+#: names defined in analysis.study_folders and read here too (``records.load_study``)
+_FROM_STUDY_FOLDERS = ("load_study", "parts_of", "read_parts", "load_studies", "RECORD_SUFFIXES")
+
+
+def __getattr__(name: str):
+    # lazily: study_folders imports this module
+    if name in _FROM_STUDY_FOLDERS:
+        from autonorm.analysis import study_folders
+
+        return getattr(study_folders, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -56,19 +56,40 @@ def _code_changes(out: Path, figures_dir: Path) -> list[str]:
 
 
 
+def _record_lines(st: Study) -> list[str]:
+    """A recorded study's parts as read, each with its finished runs (every input of the verdicts
+    in sight), and the runs it repeats of another study, as declared."""
+    if st.record is None:
+        return []
+    lines = ["  - parts read (finished runs): "
+             + ", ".join(f"`{name}` {n}" for name, n in st.record["parts"]) + "."]
+    if st.repeats:
+        from autonorm.analysis.study_folders import DECLARATION
+
+        runs = "; ".join(f"{own} is {src}'s {theirs}" for own, src, theirs in st.repeats)
+        sources = ", ".join(dict.fromkeys(src for _, src, _ in st.repeats))
+        read = ("the claims and figures read it without them" if st.without_repeats is not None
+                else "the claims and figures do not read it")
+        lines.append(f"  - repeats (declared in `{(st.root / DECLARATION).as_posix()}`): {runs}; counted once, "
+                     f"in {sources}: {read}.")
+    return lines
+
+
 def build(studies: list[Study], out: Path, figures_dir: Path, command: str) -> str:
     from autonorm.analysis.aggregate import load_reference
 
     reference = load_reference(None)
-    sections = [("Main results (docs/method.md section 6)", main_table_rows(studies, reference)),
-                ("What the gates learn (section 6)", mechanism_rows(studies)),
-                ("Freezing (sections 1 and 7)", freeze_rows(studies)),
+    # the claims and figures read each run once: a study without the runs it repeats (declared)
+    judged = [j for st in studies if (j := st.judged()) is not None]
+    sections = [("Main results (docs/method.md section 6)", main_table_rows(judged, reference)),
+                ("What the gates learn (section 6)", mechanism_rows(judged)),
+                ("Freezing (sections 1 and 7)", freeze_rows(judged)),
                 ("Learned gates against random ones (the abstract, section 8.4)",
-                 learned_vs_random_rows(studies)),
-                ("Ablations (section 7)", ablation_rows(studies)),
-                ("Cost (section 8.1)", overhead_rows(studies) + time_overhead_rows(studies))]
+                 learned_vs_random_rows(judged)),
+                ("Ablations (section 7)", ablation_rows(judged)),
+                ("Cost (section 8.1)", overhead_rows(judged) + time_overhead_rows(judged))]
     all_rows = [r for _, rs in sections for r in rs]
-    drawn = draw_figures(studies, figures_dir)
+    drawn = draw_figures(judged, figures_dir)
     rel = Path(os.path.relpath(figures_dir.resolve(), out.parent.resolve()))
     if all(st.record is not None for st in studies):
         # from committed records only: the page is a function of them (and of this code), so a
@@ -111,6 +132,7 @@ def build(studies: list[Study], out: Path, figures_dir: Path, command: str) -> s
             src = f", recorded in {len(mans)} part(s) at commit {commits} on {dates}"
         lines.append(f"- **{st.name}** (`{st.root.as_posix()}`{src}): {n_ok} finished runs; datasets "
                      f"{', '.join(pretty(d) for d in dict.fromkeys(st.ctx.summary.dataset))}.")
+        lines += _record_lines(st)
     missing = [n for n, _, _ in STUDIES if n not in {s.name for s in studies}]
     if missing:
         lines.append(f"- not found here (no record, no results folder): {', '.join(missing)}. An "

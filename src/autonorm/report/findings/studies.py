@@ -28,6 +28,14 @@ class Study:
     ctx: ReportContext
     _configs: dict = field(default_factory=dict)
     record: dict | None = None
+    #: its runs that are another study's, declared (study_folders.Recorded.repeats), and the study
+    #: less them, which the claims and figures read (None: no run left)
+    repeats: list = field(default_factory=list)
+    without_repeats: "Study | None" = None
+
+    def judged(self) -> "Study | None":
+        """The study as the claims and figures read it: without the runs it repeats (declared)."""
+        return self.without_repeats if self.repeats else self
 
     @classmethod
     def load(cls, name: str, root: str | Path) -> "Study | None":
@@ -38,13 +46,14 @@ class Study:
         return cls(name, root, ReportContext.load(tables, root / "report.md"))
 
     @classmethod
-    def from_record(cls, name: str, study_dir: str | Path, scratch: str | Path) -> "Study":
-        """A recorded study (studies/<name>/): its tables computed from the record and written,
-        as the aggregate step writes them, into ``scratch``, then read as the report reads them."""
+    def from_record(cls, name: str, study_dir: str | Path, scratch: str | Path, rec: dict | None = None) -> "Study":
+        """A recorded study (studies/<name>/, or its record ``rec`` as loaded): its tables computed
+        from the record and written, as the aggregate step writes them, into ``scratch``, then read
+        as the report reads them."""
         from autonorm.analysis.records import load_study, tables_of
         from autonorm.io_utils import write_csv_atomic
 
-        rec = load_study(study_dir)
+        rec = load_study(study_dir) if rec is None else rec
         tables = Path(scratch) / name / "tables"
         tables.mkdir(parents=True, exist_ok=True)
         for fname, df in tables_of(rec).items():
@@ -129,20 +138,32 @@ def _mean_ci(st: Study, d: str, method: str, metric: str) -> str:
 def find_studies(pairs: list[tuple[str, str]] | None, studies_dir: Path, scratch: Path) -> list[Study]:
     """The studies to read: those named (NAME=FOLDER, a record or a results folder), else every
     record under ``studies_dir`` (in STUDIES order, then by name) and every default results folder
-    of STUDIES that has no record of its name."""
-    from autonorm.analysis.records import parts_of
+    of STUDIES that has no record of its name. The records are checked to hold each run once
+    (analysis.study_folders: a run two studies hold is refused unless one declares the other)."""
+    from autonorm.analysis.study_folders import load_studies, parts_of, study_folders
 
-    def load(name: str, folder: str | Path) -> Study | None:
-        if parts_of(folder):
-            return Study.from_record(name, folder, scratch)
-        return Study.load(name, folder)
-
-    if pairs:
-        return [st for n, r in pairs if (st := load(n, r)) is not None]
     order = {n: i for i, (n, _, _) in enumerate(STUDIES)}
-    recorded = sorted((p for p in (studies_dir.iterdir() if studies_dir.is_dir() else []) if parts_of(p)),
-                      key=lambda p: (order.get(p.name, len(order)), p.name))
-    found = [Study.from_record(p.name, p, scratch) for p in recorded]
+    if pairs:
+        named = [(n, Path(r)) for n, r in pairs]
+    else:
+        named = sorted(((p.name, p) for p in study_folders(studies_dir)),
+                       key=lambda np: (order.get(np[0], len(order)), np[0]))
+    is_record = [bool(parts_of(f)) for _, f in named]
+    records = iter(load_studies([nf for nf, rec in zip(named, is_record) if rec]))
+    found = []
+    for (name, folder), rec in zip(named, is_record):
+        if not rec:
+            if (st := Study.load(name, folder)) is not None:
+                found.append(st)
+            continue
+        r = next(records)
+        st = Study.from_record(name, folder, scratch, r.record)
+        st.repeats = r.repeats
+        counted = r.counted() if r.repeats else None
+        st.without_repeats = None if counted is None else Study.from_record(name, folder, scratch / "counted", counted)
+        found.append(st)
+    if pairs:
+        return found
     names = {st.name for st in found}
     found += [st for n, r, _ in STUDIES if n not in names and (st := Study.load(n, r)) is not None]
     return sorted(found, key=lambda st: (order.get(st.name, len(order)), st.name))

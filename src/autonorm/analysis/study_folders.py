@@ -1,0 +1,223 @@
+"""Study folders: what a folder under ``studies/`` may hold, and a run counted once across studies.
+
+A study folder holds its parts (sub-folders, each with a ``manifest.json``), a README and, where
+the study repeats runs of another study, a ``study.json`` declaring it; nothing the page would read
+without a word:
+
+- record files (``*.csv.gz``, ``configs.json.gz``, ``datasets.json.gz``, ``manifest.json``) directly
+  in a study folder (a part's files copied beside its part folders) are refused, naming the folder;
+- a sub-folder with record files and no manifest (a part whose manifest was lost) is refused;
+- a manifest that records another study or part than the folders it sits in (a part or a whole
+  study copied under another name) is refused, naming both;
+- the same run (config hash, data identity, seed) in two studies is refused when the page reads
+  them together, naming both studies and the run, unless one study declares the other as its
+  source in its ``study.json``: ``{"sources": ["mnist_regime"]}``. The declaring study's repeated
+  runs are then counted once, in the source: the page lists the study, its parts and its "how far"
+  row as recorded, and judges the claims and draws the figures from it without those runs
+  (:meth:`Recorded.counted`).
+
+Other files (a README, notes) are left alone. A study folder with no part yet is no study record
+(the page skips it).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+from autonorm.analysis.records import (MANIFEST, RecordError, differences, finished_runs, merge, parse_run,
+                                       read_part, run_name, select_runs)
+from autonorm.io_utils import read_json
+
+#: the files a record is made of (manifest.json and what it lists)
+RECORD_SUFFIXES = (".csv.gz", "configs.json.gz", "datasets.json.gz", MANIFEST)
+#: a study's declaration of the studies whose runs it repeats
+DECLARATION = "study.json"
+
+
+def _record_files(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.is_file() and p.name.endswith(RECORD_SUFFIXES))
+
+
+def parts_of(study_dir: str | Path, skip: Sequence[str] = ()) -> list[Path]:
+    """The recorded parts of a study folder: its sub-folders with a manifest (in name order; a
+    folder whose name starts with "." is a part being written, and ``skip`` names parts not to
+    look at). Record files directly in the folder, or in a sub-folder without a manifest, are
+    refused: read as they are, they would be a study of one part or a part that is not counted."""
+    study_dir = Path(study_dir)
+    if not study_dir.is_dir():
+        return []
+    loose = _record_files(study_dir)
+    if loose:
+        raise RecordError(f"{study_dir}: record files directly in the study folder ({', '.join(loose)}): a study "
+                          f"folder holds parts (sub-folders with a {MANIFEST}) and a README; move them back into "
+                          "their part folder (git checkout restores a committed one) or record the part again")
+    parts = []
+    for sub in sorted(p for p in study_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        if sub.name in skip:
+            continue
+        if (sub / MANIFEST).is_file():
+            parts.append(sub)
+        elif files := _record_files(sub):
+            raise RecordError(f"{sub}: record files ({', '.join(files)}) and no {MANIFEST}, so its runs would not "
+                              f"be counted: restore the manifest (git checkout -- '{sub / MANIFEST}') or record "
+                              f"the part again (autonorm-report --record {study_dir.name} --results FOLDER "
+                              f"--part {sub.name} --replace)")
+    return parts
+
+
+def read_checked_part(path: str | Path) -> dict:
+    """One part (records.read_part), checked to record the study and part whose folders it sits in."""
+    path = Path(path)
+    part = read_part(path)
+    got = (part["manifest"].get("study"), part["manifest"].get("part"))
+    here = (path.resolve().parent.name, path.resolve().name)
+    if got != here:
+        raise RecordError(f"{path / MANIFEST} records study {got[0]!r}, part {got[1]!r}, but sits in study "
+                          f"folder {here[0]!r}, part folder {here[1]!r}: a part or study copied or renamed by "
+                          f"hand; move it back to {got[0]}/{got[1]}, or record it again into this study")
+    return part
+
+
+def read_parts(study_dir: str | Path, skip: Sequence[str] = ()) -> list[dict]:
+    """Every part of a study folder (:func:`parts_of`), read and checked (:func:`read_checked_part`)."""
+    return [read_checked_part(path) for path in parts_of(study_dir, skip)]
+
+
+def load_study(study_dir: str | Path) -> dict:
+    """A study folder's parts merged (records.merge)."""
+    parts = read_parts(study_dir)
+    if not parts:
+        raise RecordError(f"{study_dir}: no study record (no sub-folder with a {MANIFEST})")
+    return merge(parts)
+
+
+def sources_of(study_dir: str | Path) -> list[str]:
+    """The studies a study folder declares it repeats runs of (``study.json``: {"sources": [...]}),
+    each a study folder beside it."""
+    study_dir = Path(study_dir)
+    path = study_dir / DECLARATION
+    if not path.is_file():
+        return []
+    try:
+        obj = read_json(path)
+    except (OSError, ValueError) as e:
+        raise RecordError(f"{path} is unreadable ({e})") from e
+    sources = obj.get("sources") if isinstance(obj, dict) else None
+    if not isinstance(sources, list) or not sources or not all(isinstance(s, str) and s for s in sources):
+        raise RecordError(f'{path}: expected {{"sources": ["<study>", ...]}}, the studies whose runs this one '
+                          f"repeats; it holds {obj!r}")
+    for src in sources:
+        if src == study_dir.resolve().name or not (study_dir.parent / src).is_dir():
+            raise RecordError(f"{path} declares the source {src!r}, which is no other study folder beside it")
+    return sources
+
+
+def study_folders(studies_dir: str | Path) -> list[Path]:
+    """The study folders under ``studies_dir`` that hold recorded parts (each checked:
+    :func:`parts_of`), in name order; record files directly in ``studies_dir`` are refused."""
+    studies_dir = Path(studies_dir)
+    if not studies_dir.is_dir():
+        return []
+    loose = _record_files(studies_dir)
+    if loose:
+        raise RecordError(f"{studies_dir}: record files directly in it ({', '.join(loose)}): records live in "
+                          f"{studies_dir}/<study>/<part>/; move them back or record the part again")
+    return [p for p in sorted(studies_dir.iterdir()) if p.is_dir() and parts_of(p)]
+
+
+@dataclass
+class Recorded:
+    """A study record as the findings page reads it; ``repeats``: its runs that are another study's
+    (declared), as (its run, the study the run counts in, that study's run)."""
+    name: str
+    folder: Path
+    record: dict
+    sources: list[str] = field(default_factory=list)
+    repeats: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def counted(self) -> dict | None:
+        """The record less its repeated runs (the claims and figures read this); None when no
+        finished run is left."""
+        if not self.repeats:
+            return self.record
+        rec = select_runs(self.record, [parse_run(r[0]) for r in self.repeats], keep=False)
+        if not finished_runs(rec):
+            return None
+        runs = rec["runs"]
+        grid = self.record["grid"]
+        rec["grid"] = {"datasets": [d for d in grid["datasets"] if d in set(runs.dataset)],
+                       "methods": [m for m in grid["methods"] if m in set(runs.method)],
+                       "variants": [v for v in grid["variants"] if v in set(runs.method)],
+                       "seeds": [s for s in grid["seeds"] if s in set(runs.seed.astype(int))]}
+        return rec
+
+
+def _identities(rec: dict) -> dict[tuple, list[tuple[str, str, int]]]:
+    """The finished runs of a record by identity: (config hash, data identity, seed); a run that
+    records no config hash cannot be matched and is left out."""
+    out: dict[tuple, list] = {}
+    prov = rec["provenance"]
+    for p in prov.itertuples(index=False) if not prov.empty else []:
+        if isinstance(p.config_hash, str) and p.config_hash:
+            data = p.data_identity if isinstance(p.data_identity, str) else ""
+            out.setdefault((p.config_hash, data, int(p.seed)), []).append((p.dataset, p.method, int(p.seed)))
+    return out
+
+
+def _training_code(rec: dict, key) -> str | None:
+    prov = rec["provenance"]
+    row = prov[(prov.dataset == key[0]) & (prov.method == key[1]) & (prov.seed == key[2])]
+    code = row["training_code"].iloc[0] if len(row) else None
+    return None if pd.isna(code) else str(code)
+
+
+def _refuse_shared(a: Recorded, b: Recorded, ident: tuple, key_a, key_b, n_more: int) -> None:
+    codes = [_training_code(a.record, key_a), _training_code(b.record, key_b)]
+    code = f"; trained twice, by training code {codes[0][:8]} and {codes[1][:8]}" \
+        if all(codes) and codes[0] != codes[1] else ""
+    diff = differences(a.record, b.record, key_a, key_b)
+    differs = f", and differs between them ({'; '.join(diff[:3])})" if diff else ""
+    more = f" (and {n_more} more runs the two studies share)" if n_more else ""
+    raise RecordError(f"run {run_name(key_a)} of study {a.name} and run {run_name(key_b)} of study {b.name} are "
+                      f"the same run (config hash {ident[0]}, data identity {ident[1] or 'unknown'}, seed "
+                      f"{ident[2]}{code}){differs}{more}: a run counts once; remove one study's copy, or, if {b.name} "
+                      f"repeats {a.name}'s runs, declare it in {(b.folder / DECLARATION).as_posix()}: "
+                      f'{{"sources": ["{a.name}"]}}')
+
+
+def _count_once(studies: Sequence[Recorded]) -> None:
+    """Fill each study's ``repeats``; refuse a run held by two studies neither of which declares
+    the other (or each of which declares the other) as its source."""
+    held: dict[tuple, list[tuple[Recorded, tuple]]] = {}
+    for st in studies:
+        for ident, keys in _identities(st.record).items():
+            held.setdefault(ident, []).append((st, keys[0]))
+    shared = {ident: hs for ident, hs in held.items() if len(hs) > 1}
+    for ident, holders in shared.items():
+        names = {st.folder.resolve().name for st, _ in holders}
+        declared = [(st, key) for st, key in holders if set(st.sources) & (names - {st.folder.resolve().name})]
+        counted = [(st, key) for st, key in holders if all(st is not d for d, _ in declared)]
+        if len(counted) > 1:
+            (a, ka), (b, kb) = counted[:2]
+            n_more = sum(1 for hs in shared.values() if {id(a), id(b)} <= {id(s) for s, _ in hs}) - 1
+            _refuse_shared(a, b, ident, ka, kb, n_more)
+        if not counted:
+            (a, ka), (b, kb) = holders[:2]
+            raise RecordError(f"studies {a.name} and {b.name} declare each other as their source "
+                              f"({DECLARATION}) and share run {run_name(ka)}: the run must count in one of "
+                              "them; keep one declaration")
+        source, skey = counted[0]
+        for st, _ in declared:
+            for key in _identities(st.record)[ident]:
+                st.repeats.append((run_name(key), source.name, run_name(skey)))
+
+
+def load_studies(named: Sequence[tuple[str, str | Path]]) -> list[Recorded]:
+    """The study records ``named`` ((name, folder), in the page's order), each loaded and the
+    runs they share counted once (:func:`_count_once`)."""
+    studies = [Recorded(name, Path(folder), load_study(folder), sources_of(folder)) for name, folder in named]
+    _count_once(studies)
+    return studies

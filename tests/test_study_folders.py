@@ -1,0 +1,239 @@
+"""Study folders (analysis.study_folders): nothing under studies/ changes the findings page without a
+word. Each case is built from a copy of the committed records (studies/mnist_regime, its 16-epoch
+pilot, fmnist_regime's README-only folder): a part whose manifest is lost, a part's files copied into
+the study folder, a study copied under another name, a run in two parts (the same or differing),
+the same run in two studies (refused unless one study declares the other its source, and then
+counted once), and the page's header, which lists every part it read with its runs."""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from autonorm.analysis import records
+from autonorm.analysis import study_folders as sf
+
+ROOT = Path(__file__).resolve().parents[1]
+STUDIES = ROOT / "studies"
+DECLARE = "{\"sources\": [\"mnist_regime\"]}"
+
+
+def _copy(tmp_path: Path, *names: str) -> Path:
+    """The committed study folders ``names`` copied into tmp_path/studies (returned)."""
+    dest = tmp_path / "studies"
+    for name in names:
+        shutil.copytree(STUDIES / name, dest / name)
+    return dest
+
+
+def _rename_study(study: Path, name: str) -> Path:
+    """A study copied under another name and its manifests made to say so (as a careful copy would)."""
+    new = study.parent / name
+    shutil.copytree(study, new)
+    for m in new.glob("*/manifest.json"):
+        m.write_text(json.dumps(json.loads(m.read_text()) | {"study": name}))
+    return new
+
+
+def _load_all(studies: Path) -> list[sf.Recorded]:
+    return sf.load_studies([(p.name, p) for p in sf.study_folders(studies)])
+
+
+def test_a_part_without_its_manifest_is_refused_naming_it(tmp_path):
+    """Before: the part was skipped and the study lost its 2 runs, without a word."""
+    studies = _copy(tmp_path, "mnist_regime")
+    part = studies / "mnist_regime" / "2026-12-03-seed2-a"
+    (part / "manifest.json").unlink()
+    want = (f"{part}: record files (baselines.csv.gz, configs.json.gz, corruptions.csv.gz, datasets.csv.gz, "
+            "datasets.json.gz, freeze.csv.gz, gates.csv.gz, history.csv.gz, provenance.csv.gz, runs.csv.gz, "
+            "values.csv.gz) and no manifest.json, so its runs would not be counted: restore the manifest "
+            f"(git checkout -- '{part / 'manifest.json'}') or record the part again (autonorm-report --record "
+            "mnist_regime --results FOLDER --part 2026-12-03-seed2-a --replace)")
+    for load in (lambda: records.load_study(studies / "mnist_regime"), lambda: _load_all(studies)):
+        with pytest.raises(records.RecordError) as e:
+            load()
+        assert str(e.value) == want
+
+
+def test_a_parts_files_copied_into_the_study_folder_are_refused(tmp_path):
+    """Before: the study folder's own manifest made the study that one part (4 runs of 18)."""
+    studies = _copy(tmp_path, "mnist_regime")
+    study = studies / "mnist_regime"
+    for f in (study / "2026-12-02-seed0").iterdir():
+        shutil.copy2(f, study / f.name)
+    with pytest.raises(records.RecordError) as e:
+        _load_all(studies)
+    assert str(e.value) == (
+        f"{study}: record files directly in the study folder (baselines.csv.gz, configs.json.gz, "
+        "corruptions.csv.gz, datasets.csv.gz, datasets.json.gz, freeze.csv.gz, gates.csv.gz, history.csv.gz, "
+        "manifest.json, provenance.csv.gz, runs.csv.gz, values.csv.gz): a study folder holds parts (sub-folders "
+        "with a manifest.json) and a README; move them back into their part folder (git checkout restores a "
+        "committed one) or record the part again")
+
+
+def test_a_readme_only_study_is_no_study_and_other_files_are_left_alone(tmp_path):
+    studies = _copy(tmp_path, "mnist_regime", "fmnist_regime")
+    (studies / "mnist_regime" / "notes.txt").write_text("a note\n")
+    (studies / "mnist_regime" / "2026-12-02-seed0" / "notes.txt").write_text("a note\n")
+    (studies / "mnist_regime" / "drafts").mkdir()
+    assert sf.parts_of(studies / "fmnist_regime") == []
+    assert [p.name for p in sf.study_folders(studies)] == ["mnist_regime"]
+    (study,) = _load_all(studies)
+    assert len(study.record["parts"]) == 8 and sum(n for _, n in study.record["parts"]) == 18
+
+
+def test_a_study_copied_under_another_name_is_refused(tmp_path):
+    """Before: `studies/mnist_regime copy/` (byte-identical) was a second study: rows counted twice."""
+    studies = _copy(tmp_path, "mnist_regime")
+    copy = studies / "mnist_regime copy"
+    shutil.copytree(studies / "mnist_regime", copy)
+    with pytest.raises(records.RecordError) as e:
+        _load_all(studies)
+    assert str(e.value) == (
+        f"{copy / '2026-12-02-seed0' / 'manifest.json'} records study 'mnist_regime', part '2026-12-02-seed0', "
+        "but sits in study folder 'mnist_regime copy', part folder '2026-12-02-seed0': a part or study copied "
+        "or renamed by hand; move it back to mnist_regime/2026-12-02-seed0, or record it again into this study")
+    shutil.rmtree(copy)
+    part = studies / "mnist_regime" / "2026-12-02-seed0"
+    part.rename(part.with_name("seed0"))
+    with pytest.raises(records.RecordError, match=r"records study 'mnist_regime', part '2026-12-02-seed0', but "
+                                                  r"sits in study folder 'mnist_regime', part folder 'seed0'"):
+        records.load_study(studies / "mnist_regime")
+
+
+def test_a_copy_renamed_in_its_manifests_is_refused_as_the_same_runs(tmp_path):
+    studies = _copy(tmp_path, "mnist_regime")
+    _rename_study(studies / "mnist_regime", "mnist_regime_again")
+    with pytest.raises(records.RecordError) as e:
+        _load_all(studies)
+    assert str(e.value) == (
+        "run mnist/frozen_ln/seed0 of study mnist_regime and run mnist/frozen_ln/seed0 of study mnist_regime_again "
+        "are the same run (config hash 701f5b84db5bff33, data identity 4b883b71abf16b4f, seed 0) (and 17 more runs "
+        "the two studies share): a run counts once; remove one study's copy, or, if mnist_regime_again repeats "
+        f"mnist_regime's runs, declare it in {(studies / 'mnist_regime_again' / 'study.json').as_posix()}: "
+        f"{DECLARE}")
+
+
+def test_the_pilot_that_repeats_a_run_of_mnist_regime_counts_once_only_when_declared(tmp_path):
+    """studies/mnist_regime_pilot_e16 is mnist_regime's frozen_ln seed 0 (trained twice, by two
+    versions of the training code, to the same numbers): refused without its study.json; with it,
+    the run counts once, in mnist_regime, and the page judges no claim on the pilot."""
+    studies = _copy(tmp_path, "mnist_regime", "mnist_regime_pilot_e16")
+    declaration = studies / "mnist_regime_pilot_e16" / "study.json"
+    assert json.loads(declaration.read_text()) == {"sources": ["mnist_regime"]}  # the committed one
+    declaration.unlink()
+    with pytest.raises(records.RecordError) as e:
+        _load_all(studies)
+    assert str(e.value) == (
+        "run mnist/frozen_ln/seed0 of study mnist_regime and run mnist/frozen_ln/seed0 of study "
+        "mnist_regime_pilot_e16 are the same run (config hash 701f5b84db5bff33, data identity 4b883b71abf16b4f, "
+        "seed 0; trained twice, by training code d1df9a83 and 46759892): a run counts once; remove one study's "
+        "copy, or, if mnist_regime_pilot_e16 repeats mnist_regime's runs, declare it in "
+        f"{declaration.as_posix()}: {DECLARE}")
+    declaration.write_text(DECLARE + "\n")
+    regime, pilot = _load_all(studies)
+    assert regime.repeats == [] and regime.counted() is regime.record
+    assert pilot.repeats == [("mnist/frozen_ln/seed0", "mnist_regime", "mnist/frozen_ln/seed0")]
+    assert pilot.counted() is None
+    from autonorm.report.study import find_studies
+
+    found = find_studies(None, studies, tmp_path / "scratch")
+    assert [(st.name, st.judged() is st, st.judged() is None) for st in found] == \
+        [("mnist_regime", True, False), ("mnist_regime_pilot_e16", False, True)]
+
+
+def test_a_declared_source_drops_only_the_runs_it_holds(tmp_path):
+    """A study that repeats some runs of its source is judged on the rest."""
+    studies = _copy(tmp_path, "mnist_regime")
+    again = _rename_study(studies / "mnist_regime", "again")
+    teachers = studies / "teachers"
+    (teachers / "t").parent.mkdir()
+    shutil.copytree(studies / "mnist_regime" / "2026-12-02-teacher", teachers / "t")
+    (teachers / "t" / "manifest.json").write_text(json.dumps(
+        json.loads((teachers / "t" / "manifest.json").read_text()) | {"study": "teachers", "part": "t"}))
+    shutil.rmtree(studies / "mnist_regime")
+    (again / "study.json").write_text('{"sources": ["teachers"]}')
+    a, t = _load_all(studies)
+    assert sorted(r[0] for r in a.repeats) == [f"mnist/teacher_mlp/seed{s}" for s in range(3)]
+    assert {r[1] for r in a.repeats} == {"teachers"} and t.repeats == []
+    counted = a.counted()
+    assert len(records.finished_runs(counted)) == 15 and "teacher_mlp" not in counted["grid"]["methods"]
+    runs = records.tables_of(counted)["runs.csv"]
+    assert (runs.status == "ok").sum() == 15 and "teacher_mlp" not in set(runs.method)
+
+
+def test_declarations_that_cannot_hold_are_refused(tmp_path):
+    studies = _copy(tmp_path, "mnist_regime", "mnist_regime_pilot_e16")
+    (studies / "mnist_regime" / "study.json").write_text('{"sources": ["mnist_regime_pilot_e16"]}')
+    with pytest.raises(records.RecordError) as e:
+        _load_all(studies)
+    assert str(e.value) == ("studies mnist_regime and mnist_regime_pilot_e16 declare each other as their source "
+                            "(study.json) and share run mnist/frozen_ln/seed0: the run must count in one of them; "
+                            "keep one declaration")
+    (studies / "mnist_regime" / "study.json").write_text('{"sources": ["mnist_regime_pilot_e12"]}')
+    with pytest.raises(records.RecordError) as e:
+        _load_all(studies)
+    assert str(e.value) == (f"{studies / 'mnist_regime' / 'study.json'} declares the source "
+                            "'mnist_regime_pilot_e12', which is no other study folder beside it")
+
+
+def _edit(part: Path, name: str, fn) -> None:
+    """Change one file of a part and record its new checksum (as a careless hand edit would not)."""
+    (part / name).write_bytes(records._gzip(fn(gzip.decompress((part / name).read_bytes()))))
+    manifest = json.loads((part / "manifest.json").read_text())
+    manifest["files"][name] = hashlib.sha256((part / name).read_bytes()).hexdigest()
+    (part / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_a_run_in_two_parts_is_refused_saying_whether_it_differs(tmp_path):
+    studies = _copy(tmp_path, "mnist_regime")
+    study = studies / "mnist_regime"
+    first, again = study / "2026-12-02-seed0", study / "2026-12-02-seed0-again"
+    shutil.copytree(first, again)
+    (again / "manifest.json").write_text(json.dumps(json.loads((again / "manifest.json").read_text())
+                                                    | {"part": again.name}))
+    with pytest.raises(records.RecordError) as e:
+        records.load_study(study)
+    assert str(e.value) == (f"run mnist/frozen_ln/seed0 is in two parts of the study ({first} and {again}), the same "
+                            "run twice (duplicate): keep one (a duplicate is never counted twice)")
+
+    def retrained(data: bytes) -> bytes:
+        v = pd.read_csv(pd.io.common.BytesIO(data))
+        hit = (v.method == "frozen_ln") & (v.metric == "accuracy")
+        v.loc[hit, "value"] = v.loc[hit, "value"] + 0.1
+        return v.to_csv(index=False, lineterminator="\n").encode()
+
+    _edit(again, "values.csv.gz", retrained)
+    with pytest.raises(records.RecordError) as e:
+        records.load_study(study)
+    assert str(e.value) == (f"run mnist/frozen_ln/seed0 is in two parts of the study ({first} and {again}) and "
+                            "differs between them (mnist:accuracy 97.56 vs 97.66): it was retrained or evaluated "
+                            "anew; keep the part whose run is to count and record the other again without it (a "
+                            "run is never counted twice)")
+
+
+def test_the_findings_header_lists_every_part_on_disk_with_its_runs():
+    """docs/findings.md names every part it read and its finished runs: here compared with studies/
+    on disk (test_findings regenerates the page from studies/ byte for byte)."""
+    page = (ROOT / "docs" / "findings.md").read_text()
+    listed = {}
+    for study, parts in re.findall(r"^- \*\*(\S+)\*\* \(`studies/\S+`.*\n  - parts read \(finished runs\): (.*)\.$",
+                                   page, re.M):
+        listed[study] = {name: int(n) for name, n in re.findall(r"`([^`]+)` (\d+)", parts)}
+    on_disk = {}
+    for study in sf.study_folders(STUDIES):
+        on_disk[study.name] = {}
+        for part in sf.parts_of(study):
+            runs = pd.read_csv(part / "runs.csv.gz")
+            on_disk[study.name][part.name] = int(runs.status.isin(records.FINISHED).sum())
+    assert listed == on_disk
+    assert sum(on_disk["mnist_regime"].values()) == 18 and len(on_disk["mnist_regime"]) == 8
+    assert ("  - repeats (declared in `studies/mnist_regime_pilot_e16/study.json`): mnist/frozen_ln/seed0 is "
+            "mnist_regime's mnist/frozen_ln/seed0; counted once, in mnist_regime: the claims and figures do not "
+            "read it.") in page.splitlines()
