@@ -41,10 +41,11 @@ def _read_json_or_none(path: Path) -> Any:
 
 
 def parse_selector(name: str) -> tuple[float, str]:
-    """'block3.attn' -> (3, 'attn'); unknown forms -> (NaN, name)."""
+    """'block3.attn' -> (3, 'attn'); 'block3' (one selector per block) -> (3, 'block'); unknown forms
+    -> (NaN, name)."""
     m = _SELECTOR_RE.match(str(name))
     if m:
-        return int(m.group(1)), m.group(2)
+        return int(m.group(1)), m.group(2) or "block"
     return math.nan, str(name)
 
 

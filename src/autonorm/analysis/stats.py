@@ -146,6 +146,33 @@ def t_ci(mean: float, sd: float, n: int, level: float = 0.95) -> tuple[float, fl
     return (mean - half, mean + half)
 
 
+def tost(n: int, mean_diff: float, sd_diff: float, margin: float, alpha: float = 0.05) -> dict:
+    """Two one-sided paired t-tests of |true difference| < ``margin`` (equivalence): ``p`` is the
+    larger of the two one-sided p-values, so equivalence holds at ``alpha`` exactly when the
+    (1 - 2 alpha) t-interval ``ci90`` lies inside (-margin, +margin). NaN without two pairs."""
+    if n < 2 or not (math.isfinite(mean_diff) and math.isfinite(sd_diff)) or margin <= 0:
+        return {"p": math.nan, "ci90": (math.nan, math.nan)}
+    se = sd_diff / math.sqrt(n)
+    df = n - 1
+    if se == 0:
+        p = 0.0 if abs(mean_diff) < margin else 1.0
+        return {"p": p, "ci90": (mean_diff, mean_diff)}
+    p_low = float(sps.t.sf((mean_diff + margin) / se, df))   # H0: diff <= -margin
+    p_high = float(sps.t.cdf((mean_diff - margin) / se, df))  # H0: diff >= +margin
+    half = float(sps.t.ppf(1 - alpha, df)) * se
+    return {"p": max(p_low, p_high), "ci90": (mean_diff - half, mean_diff + half)}
+
+
+def one_sided_p(n: int, mean_diff: float, sd_diff: float, sign: int) -> float:
+    """p of the one-sided paired t-test of H0: sign * true difference <= 0 (``sign`` +1: the
+    alternative is a positive difference, -1 a negative one). NaN without two pairs."""
+    if n < 2 or not (math.isfinite(mean_diff) and math.isfinite(sd_diff)):
+        return math.nan
+    if sd_diff == 0:
+        return 0.0 if sign * mean_diff > 0 else 1.0
+    return float(sps.t.sf(sign * mean_diff / (sd_diff / math.sqrt(n)), n - 1))
+
+
 def describe(values: Iterable, level: float = 0.95) -> dict:
     """n, mean, std (ddof=1), and the t-interval of the finite values.
 
@@ -334,5 +361,5 @@ __all__ = [
     "COST_METRICS", "DERIVED_METRICS", "CONVERGENCE_METRICS", "epochs_to_fraction", "MIN_N_WILCOXON", "higher_is_better",
     "metric_family", "t_ci",
     "describe", "paired_test", "holm", "holm_levels", "holm_by_hand", "min_detectable_difference",
-    "power_of_paired_test", "MIN_N_POWER", "metric_range", "PERCENT_METRICS",
+    "power_of_paired_test", "MIN_N_POWER", "metric_range", "PERCENT_METRICS", "tost", "one_sided_p",
 ]

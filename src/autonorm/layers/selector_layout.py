@@ -3,6 +3,8 @@ torch), so the norms, the blocks and the report ask the same definitions (the pl
 themselves are facts of the method: ``autonorm.methods.PLACEMENTS``)."""
 from __future__ import annotations
 
+import math
+
 from ..methods import PLACEMENTS
 
 
@@ -25,3 +27,13 @@ def selectors_per_block(placement: str) -> int:
     if placement not in PLACEMENTS:
         raise ValueError(f"selector placement must be one of {PLACEMENTS}, got {placement!r}")
     return 2 if placement == "per_sublayer" else 1
+
+
+def widest_selector_for_share(base_params: float, selectors: int, dim: int, choices: int = 2,
+                              share: float = 0.01) -> int:
+    """The largest MLP selector hidden width h at which ``selectors`` selectors Linear(dim, h) -
+    GELU - Linear(h, choices) add less than ``share`` of ``base_params`` parameters (each has
+    (dim + 1 + choices) h + choices)."""
+    if selectors <= 0 or base_params <= 0:
+        return 0
+    return max(0, math.floor((share * base_params / selectors - choices) / (dim + 1 + choices) - 1e-12))

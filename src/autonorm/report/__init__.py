@@ -81,9 +81,9 @@ def _main(argv: Iterable[str] | None = None) -> int:
 
         return records.main(argv)
     if "--findings" in argv:  # the findings page over several studies (report.findings)
-        from autonorm.report import findings
+        from autonorm.report.findings import page
 
-        return findings.main(argv)
+        return page.main(argv)
     args = build_parser().parse_args(argv)
     build_report(args.tables, args.figures_dir, args.out, args.config_json, args.provenance_from,
                  args.html_out)

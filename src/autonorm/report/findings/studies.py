@@ -116,14 +116,16 @@ class Study:
         return ", ".join(parts)
 
 
-def _first(studies: list[Study], d: str, *methods: str) -> Study | None:
+def first_study(studies: list[Study], d: str, *methods: str) -> Study | None:
+    """The first study that ran every one of ``methods`` on ``d``."""
     for st in studies:
         if all(st.has(d, m) for m in methods):
             return st
     return None
 
 
-def _mean_ci(st: Study, d: str, method: str, metric: str) -> str:
+def mean_ci(st: Study, d: str, method: str, metric: str) -> str:
+    """'mean [low, high]' of a method's metric over all its seeds in a study."""
     s = st.ctx.summary
     r = s[(s.dataset == d) & (s.method == method) & (s.metric == metric)]
     if r.empty or not fnum(r.iloc[0]["n"]):
@@ -132,7 +134,6 @@ def _mean_ci(st: Study, d: str, method: str, metric: str) -> str:
     lo, hi = fnum(r["ci95_low"]), fnum(r["ci95_high"])
     ci = f" [{fmt(lo)}, {fmt(hi)}]" if math.isfinite(lo) and math.isfinite(hi) else ""
     return f"{fmt(r['mean'])}{ci}"
-
 
 
 def find_studies(pairs: list[tuple[str, str]] | None, studies_dir: Path, scratch: Path) -> list[Study]:

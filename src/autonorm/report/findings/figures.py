@@ -1,0 +1,310 @@
+"""The findings page's evidence figures (docs/findings/*.png), one function per figure, each
+returning its caption (or None when its data are absent). They are drawn under matplotlib's own
+defaults, whatever style the process set before: a PNG is a function of the records alone."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from autonorm.report.findings import rules
+from autonorm.report.findings.gate_rows import gates_of, gate_regime, placement_of
+from autonorm.report.findings.main_table import STATED
+from autonorm.report.findings.rules import Paired
+from autonorm.report.findings.studies import Study
+from autonorm.report.fmt import fmt, fnum, pretty, truthy
+from autonorm.report.paper import DOUBTFUL, H_ZERO, LN_BY_EPOCH, LN_THRESHOLD
+
+#: no software version in the PNGs: a figure is a function of its data (byte-identical regeneration)
+PNG_METADATA = {"Software": None}
+#: the smallest font on a figure
+SMALL = 8
+SIDE_STYLE = {"attn": ("o", -0.15, "tab:blue", "attention-side selector"),
+              "mlp": ("s", 0.15, "tab:orange", "MLP-side selector"),
+              "block": ("D", 0.0, "tab:green", "the block's one selector")}
+
+
+def _save(fig, out_dir: Path, name: str) -> None:
+    import matplotlib.pyplot as plt
+
+    fig.savefig(out_dir / name, dpi=90, metadata=PNG_METADATA)
+    plt.close(fig)
+
+
+def gate_studies(studies: list[Study], reference: pd.DataFrame, d: str = "mnist") -> list[tuple]:
+    """(study, gates, history, method, in regime, why, placement) of every study with learned gates on ``d``."""
+    out = []
+    for st in studies:
+        g, h, m = gates_of(st, d)
+        if len(g):
+            ok, why = gate_regime(st, d, m, reference)
+            out.append((st, g, h, m, ok, why, placement_of(st, d, m)))
+    return out
+
+
+def gates_per_selector(studies, reference, out_dir: Path, plt) -> str | None:
+    """w_LN of every selector at epoch 5 and at the last epoch, in-regime MNIST studies first."""
+    panels = []
+    for st, g, h, m, ok, why, placement in gate_studies(studies, reference, "mnist") + \
+            gate_studies(studies, reference, "ptb_pos"):
+        if ok is not True and any(p[0] is st for p in panels):
+            continue
+        d = str(g.dataset.iloc[0])
+        for ep in dict.fromkeys([LN_BY_EPOCH if d == "mnist" else None, int(g.epoch.max())]):
+            if ep is not None and (g.epoch == ep).any():
+                panels.append((st, g, m, ok, placement, d, ep))
+    panels = [p for p in panels if p[3] is True] + [p for p in panels if p[3] is not True][:2]
+    if not panels:
+        return None
+    ncols = min(4, len(panels))
+    nrows = math.ceil(len(panels) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.6 * nrows + 0.6), squeeze=False)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    for ax, (st, g, m, ok, placement, d, ep) in zip(axes.flat, panels):
+        at = g[g.epoch == ep].assign(w_ln=lambda x: x.w_ln if "w_ln" in x else 1 - x.w_dyt)
+        n_l = int(g.layer.max()) + 1
+        for side, (mk, dx, color, label) in SIDE_STYLE.items():
+            x = at[at.sublayer.astype(str) == side].groupby("layer").w_ln
+            if not len(x.mean()):
+                continue
+            mean = x.mean()
+            ax.errorbar(mean.index + 1 + dx, mean.values, yerr=[mean - x.min(), x.max() - mean], marker=mk, ls="none",
+                        capsize=2, color=color, label=f"{label} (seed mean, min-max)")
+        if d == "mnist":
+            ax.axhline(LN_THRESHOLD, color="tab:red", ls="--", lw=1, label=f"the paper: w_LN > {LN_THRESHOLD}")
+        ax.set_xlim(0.5, n_l + 0.5)
+        ax.set_xticks(range(1, n_l + 1))
+        ax.set_ylim(-0.03, 1.03)
+        ax.tick_params(labelsize=SMALL)
+        ax.set_xlabel("block (1 = first)", fontsize=SMALL + 1)
+        ax.set_ylabel("w_LN (1 = LayerNorm only)", fontsize=SMALL + 1)
+        ax.set_title(f"{pretty(d)}, {st.name} ({m}, n={g.seed.nunique()}), epoch {ep}\none selector "
+                     f"{placement.replace('per_', 'per ').replace('sublayer', 'sub-layer')}; {regime_words(ok)}",
+                     fontsize=SMALL + 1)
+    handles = {}
+    for ax in axes.flat:
+        for hd, lb in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lb, hd)
+    fig.legend(list(handles.values()), list(handles), fontsize=SMALL, loc="lower center", ncol=len(handles), frameon=False)
+    fig.tight_layout(rect=(0, 0.6 / (3.6 * nrows + 0.6), 1, 1))
+    _save(fig, out_dir, "gates_per_selector.png")
+    return ("The weight of LayerNorm in every selector (1 = LayerNorm only, 0 = DyT only), at epoch 5 (where the "
+            "paper's MNIST claim reads it) and at the last epoch: seed mean with the seed range; red dashed: the "
+            "paper's w_LN > 0.85. Each panel names its study, method, number of seeds, epoch, the selectors' "
+            "placement, and whether the study is in the paper's regime.")
+
+
+def regime_words(ok: bool | None) -> str:
+    return {True: "in the paper's regime", False: "OUT of the paper's regime"}.get(ok, "regime not judged")
+
+
+def entropy_over_epochs(studies, reference, out_dir: Path, plt) -> str | None:
+    """Mean gate entropy per epoch with eps_H, T_freeze and the paper's epoch 5; one panel per study
+    and dataset, in-regime ones first; AutoNorm-S and unfrozen AutoNorm as one line where they are
+    one training."""
+    panels = []
+    for st in studies:
+        hist = st.ctx.history
+        if hist.empty:
+            continue
+        for d in dict.fromkeys(hist.dataset):
+            g, h, m = gates_of(st, d)
+            if len(h):
+                ok, _ = gate_regime(st, d, m, reference)
+                panels.append((ok, st, d, m))
+    panels.sort(key=lambda p: p[0] is not True)
+    if not panels:
+        return None
+    ncols = min(3, len(panels))
+    nrows = math.ceil(len(panels) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.3 * nrows + 0.5), squeeze=False)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    for ax, (ok, st, d, m) in zip(axes.flat, panels):
+        hist = st.ctx.history
+        curves = {}
+        for meth in ("autonorm_s", "autonorm"):
+            h = hist[(hist.dataset == d) & (hist.method == meth) & np.isfinite(hist.mean_entropy)]
+            if len(h):
+                curves[meth] = h.groupby("epoch").mean_entropy
+        one = len(curves) == 2 and curves["autonorm"].mean().equals(curves["autonorm_s"].mean())
+        for meth, by in curves.items():
+            if one and meth == "autonorm":
+                continue
+            label = "autonorm_s = autonorm (no seed froze)" if one else meth
+            style = {"autonorm_s": ("tab:blue", "-"), "autonorm": ("tab:purple", "--")}[meth]
+            ax.plot(by.mean().index, by.mean().values, marker=".", color=style[0], ls=style[1], label=label)
+            ax.fill_between(by.mean().index, by.min().values, by.max().values, alpha=0.15, color=style[0])
+        ax.axhline(H_ZERO, color="tab:red", lw=0.9, ls="--", label=f"eps_H = {H_ZERO}")
+        last = max(int(by.mean().index.max()) for by in curves.values())
+        auto = st.run_config(d, m).get("autonorm") or {}
+        if auto.get("freeze_enabled") and math.isfinite(fnum(auto.get("t_freeze"))):
+            ax.axvline(fnum(auto["t_freeze"]), color="black", lw=0.8, ls=":", label="T_freeze of the study")
+        if d in ("mnist", "fashion_mnist") and last >= LN_BY_EPOCH:
+            ax.axvline(LN_BY_EPOCH, color="tab:green", lw=0.9, ls="-.", label="the paper's epoch 5")
+        ax.set_ylim(0, 0.75)
+        ax.tick_params(labelsize=SMALL)
+        ax.set_xlabel(f"epoch ({int(fnum(st.ctx.dataset_meta(d).get('n_train')) or 0):,} training examples each)",
+                      fontsize=SMALL + 1)
+        ax.set_ylabel("mean gate entropy H", fontsize=SMALL + 1)
+        n = hist[(hist.dataset == d) & (hist.method == m)].seed.nunique()
+        ax.set_title(f"{pretty(d)}, {st.name} (n={n})\n{regime_words(ok)}", fontsize=SMALL + 1)
+    handles = {}
+    for ax in axes.flat:
+        for hd, lb in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lb, hd)
+    fig.legend(list(handles.values()), list(handles), fontsize=SMALL, loc="lower center", ncol=len(handles),
+               frameon=False)
+    fig.tight_layout(rect=(0, 0.5 / (3.3 * nrows + 0.5), 1, 1))
+    _save(fig, out_dir, "entropy_over_epochs.png")
+    return ("The gates' mean entropy on the validation split per epoch (seed mean, band: seed range): AutoNorm-S "
+            "(solid) and unfrozen AutoNorm (dashed), one line where no seed froze (the same training); red dashed: "
+            "eps_H = 0.1 (the paper's freeze threshold); black dotted: the study's T_freeze, after which a frozen "
+            "AutoNorm-S stays flat; green dash-dot: the paper's epoch 5 (MNIST, Fashion-MNIST). Panels in the paper's "
+            "regime come first; each says whether its study is in it.")
+
+
+def forest_rows(studies, reference) -> list[tuple]:
+    """(label, Δ, lo, hi, margin, paper Δ, metric) of every in-regime comparison the ledger judges with a margin."""
+    out = []
+    for st in studies:
+        comp = st.ctx.comparisons
+        if comp.empty:
+            continue
+        for d in dict.fromkeys(comp.dataset):
+            ok, _ = rules.study_regime(st, reference, d)
+            if ok is not True:
+                continue
+            for metric in ("accuracy", "rmse"):
+                m = rules.margin(metric, rules.paper_value(reference, d, "frozen_ln", metric))
+                c = comp[(comp.dataset == d) & (comp.metric == metric)]
+                pa = rules.paper_value(reference, d, "autonorm_s", metric)
+                paper_methods = set(reference[(reference.dataset == d) & (reference.metric == metric)].method)
+                for r in c.itertuples(index=False):
+                    p = Paired.of(r._asdict())
+                    if not p.testable or truthy(getattr(r, "same_runs", False)) or r.method_b not in paper_methods:
+                        continue  # the main tables' comparisons (random: the learned-vs-random rows below)
+                    pd_ = pa - rules.paper_value(reference, d, r.method_b, metric)
+                    stated = " (stated equivalence)" if STATED.get((d, r.method_b), ((), False))[1] else ""
+                    out.append((f"{st.name}, {pretty(d)}: {r.method_a} − {r.method_b}{stated}, n={p.n}", p.diff,
+                                *p.ci(), m, pd_, metric))
+        lr = st.ctx.learned_vs_random
+        for r in (lr.itertuples(index=False) if not lr.empty else []):
+            ok, _ = rules.study_regime(st, reference, r.dataset)
+            p = Paired.of(r._asdict())
+            if ok is True and r.metric == "accuracy" and p.testable:
+                m = rules.margin("accuracy", rules.paper_value(reference, r.dataset, "frozen_ln", "accuracy"))
+                out.append((f"{st.name}, {pretty(r.dataset)}: {r.method_a} − random, n={p.n}", p.diff, *p.ci(), m,
+                            math.nan, "accuracy"))
+    return out
+
+
+def forest(studies, reference, out_dir: Path, plt) -> str | None:
+    rows = forest_rows(studies, reference)
+    if not rows:
+        return None
+    metrics = list(dict.fromkeys(r[-1] for r in rows))
+    heights = [sum(r[-1] == mt for r in rows) for mt in metrics]
+    fig, axes = plt.subplots(len(metrics), 1, figsize=(9.5, 0.42 * sum(heights) + 1.4 * len(metrics)), squeeze=False,
+                             gridspec_kw={"height_ratios": heights})
+    for ax, mt in zip(axes[:, 0], metrics):
+        sub = [r for r in rows if r[-1] == mt]
+        y = np.arange(len(sub))[::-1]
+        for yi, (label, diff, lo, hi, m, pdiff, _) in zip(y, sub):
+            if math.isfinite(m):
+                ax.fill_betweenx([yi - 0.4, yi + 0.4], -m, m, color="tab:green", alpha=0.15, lw=0)
+            ax.errorbar(diff, yi, xerr=[[diff - lo], [hi - diff]], fmt="o", color="tab:blue", capsize=3, ms=4)
+            if math.isfinite(pdiff):
+                ax.plot(pdiff, yi, "x", color="tab:red", ms=7, mew=2)
+        ax.axvline(0, color="grey", lw=0.8)
+        ax.set_yticks(y, [r[0] for r in sub], fontsize=SMALL)
+        ax.tick_params(axis="x", labelsize=SMALL)
+        ax.set_xlabel(f"paired difference, {mt} ({'points' if mt == 'accuracy' else 'RMSE'}; first minus second)",
+                      fontsize=SMALL + 1)
+    axes[0, 0].set_title("Every comparison in the paper's regime: ours (dot, 95% CI),\nthe paper's (red x), the "
+                         "margin (green band)", fontsize=SMALL + 1)
+    fig.tight_layout()
+    _save(fig, out_dir, "forest_in_regime.png")
+    return ("Every paired comparison the ledger judges in the paper's regime: our difference with its 95% CI "
+            "(blue), the paper's difference where its tables give one (red x), and the margin (green band: 0.4% of "
+            "the paper's FrozenLN value; docs/method.md section 11). A dot outside the band with its CI is a "
+            "difference beyond the margin; a CI inside it an equivalence.")
+
+
+def method_comparison(studies, reference, out_dir: Path, plt) -> str | None:
+    """Each method's primary test metric per study and dataset, beside the paper's."""
+    rows = []
+    for st in studies:
+        s = st.ctx.summary
+        if s.empty:
+            continue
+        prim = s[(s.metric_family == "primary") & (s["n"].fillna(0) > 0) & s.metric.isin(("accuracy", "rmse"))]
+        for (d, metric), g in prim.groupby(["dataset", "metric"], sort=False):
+            g = g[~g.method.isin([m for m in g.method if st.ctx.same_run_as(d, m) in set(g.method)
+                                  and m == "autonorm"])]
+            if g.method.nunique() > 1:  # a comparison needs two methods (a pilot runs one)
+                rows.append((st, d, metric, g.reset_index(drop=True)))
+    if not rows:
+        return None
+    ncols = min(4, len(rows))
+    nrows = math.ceil(len(rows) / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.4 * ncols, 3.9 * nrows), squeeze=False)
+    for ax in axes.flat[len(rows):]:
+        ax.set_visible(False)
+    for ax, (st, d, metric, g) in zip(axes.flat, rows):
+        ax.errorbar(range(len(g)), g["mean"], yerr=[g["mean"] - g["ci95_low"], g["ci95_high"] - g["mean"]],
+                    fmt="o", capsize=2, ms=4, label="ours (mean, 95% CI)")
+        paper = pd.to_numeric(g.get("paper_mean"), errors="coerce") if "paper_mean" in g else None
+        if paper is not None and paper.notna().any() and (d, metric) not in DOUBTFUL:
+            ax.plot(range(len(g)), paper, "x", color="tab:red", ms=6, mew=2, label="the paper")
+        base = g["baseline_value"].dropna()
+        if len(base):
+            ax.text(0.5, 0.02, f"trivial baseline {fmt(fnum(base.iloc[0]))}", transform=ax.transAxes,
+                    fontsize=SMALL, color="grey", ha="center")
+        names = [m + (" = autonorm" if st.ctx.same_run_as(d, m) == "autonorm" else "") for m in g.method]
+        ax.set_xticks(range(len(g)), names, rotation=60, ha="right", fontsize=SMALL)
+        ax.tick_params(axis="y", labelsize=SMALL)
+        ok, _ = rules.study_regime(st, reference, d)
+        n = int(g["n"].min())
+        ax.set_title(f"{pretty(d)}, {st.name} (n={n}), {metric} {'↑' if metric == 'accuracy' else '↓'}\n"
+                     f"{regime_words(ok)}", fontsize=SMALL + 1)
+    handles = {}
+    for ax in axes.flat:
+        for hd, lb in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lb, hd)
+    fig.legend(list(handles.values()), list(handles), fontsize=SMALL, loc="lower center", ncol=len(handles),
+               frameon=False)
+    fig.tight_layout(rect=(0, 0.5 / (3.9 * nrows), 1, 1))
+    _save(fig, out_dir, "method_comparison.png")
+    return ("Each method's primary test metric per study and dataset: ours, mean with its 95% CI over seeds (dots); "
+            "the paper's number (red x, where it gives one that means what it says). Each panel names its study, "
+            "its number of seeds and whether the study is in the paper's regime; a method trained once for two "
+            "names (AutoNorm-S whose freeze rule never fired is unfrozen AutoNorm) is drawn once.")
+
+
+#: figures earlier pages drew and this one does not
+RETIRED = ("w_dyt_per_layer.png",)
+FIGURES = (("gates_per_selector.png", gates_per_selector), ("entropy_over_epochs.png", entropy_over_epochs),
+           ("forest_in_regime.png", forest), ("method_comparison.png", method_comparison))
+
+
+def draw_figures(studies: list[Study], reference: pd.DataFrame, out_dir: Path) -> list[tuple[str, str]]:
+    """Every figure of :data:`FIGURES` whose data exist; returns (file name, caption) of each drawn."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    drawn = []
+    with plt.style.context("default"):
+        for name, draw in FIGURES:
+            caption = draw(studies, reference, out_dir, plt)
+            if caption:
+                drawn.append((name, caption))
+    for name in [n for n, _ in FIGURES if n not in dict(drawn)] + list(RETIRED):
+        (out_dir / name).unlink(missing_ok=True)  # a figure of an earlier page that this one does not draw
+    return drawn

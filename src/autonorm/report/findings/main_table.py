@@ -1,0 +1,180 @@
+"""The ledger's rows for the paper's main tables (Tables 1-4): AutoNorm-S against each method the
+table lists, per study that ran both, judged as the paper states it (report.findings.rules)."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from autonorm.analysis import stats
+from autonorm.report.findings import rules
+from autonorm.report.findings.commands import WHY_GPU, command_for
+from autonorm.report.findings.rows import Row
+from autonorm.report.findings.rules import Claim, Paired
+from autonorm.report.findings.studies import Study, first_study
+from autonorm.report.fmt import fmt, fnum, pretty, truthy
+from autonorm.report.paper import DOUBTFUL, quote, section_of
+
+#: the paper's own words about a comparison (dataset, other method) -> (quote keys, does it also
+#: state an equivalence, the two parts' names). Every other comparison of a main table is the
+#: table's signed difference (a lead where AutoNorm-S is the better).
+STATED = {
+    ("mnist", "frozen_ln"): (("mnist_lead",), True, ("the lead", "\"within the 95% CI\"")),
+    ("mnist", "adanorm"): (("vision_competitive",), True, ("the table's lead", "\"competitive\"")),
+    ("fashion_mnist", "frozen_ln"): (("fmnist_lead", "fmnist_competitive"), True,
+                                     ("FrozenLN's lead", "\"highly competitive\"")),
+    ("fashion_mnist", "adanorm"): (("vision_competitive",), True, ("the table's lead", "\"competitive\"")),
+    ("california_housing", "frozen_ln"): (("california_lead",), True,
+                                          ("the lead", "\"not statistically significant\"")),
+    ("ptb_pos", "frozen_ln"): (("ptb_lead",), False, ("the lead", "")),
+    ("sst2", "frozen_ln"): (("sst2_lead",), False, ("the lead", "")),
+    ("cifar10c", "frozen_ln"): (("cifar10c",), False, ("the improvement", "")),
+}
+#: which table of the paper each dataset's numbers are in
+TABLE_OF = {"mnist": 1, "fashion_mnist": 1, "cifar10": 1, "cifar100": 1, "svhn": 1, "energy_efficiency": 2,
+            "california_housing": 2, "ptb_pos": 3, "sst2": 3, "cifar10c": 4}
+#: the metrics whose words are the table's only (the paper states nothing in its text about them)
+TABLE_ONLY = ("rotation_accuracy", "precision_macro", "recall_macro", "f1_macro")
+#: secondary metrics: judged against FrozenLN only, and only where a study measured them
+SECONDARY = ("precision_macro", "recall_macro", "f1_macro")
+CLAIM_LABEL = {"accuracy": "accuracy", "tag_perplexity": "tag perplexity", "rmse": "RMSE",
+               "rotation_accuracy": "rotated-test accuracy", "mean_s3": "severity-3 mean accuracy",
+               "gaussian_noise_s3": "gaussian noise s3", "motion_blur_s3": "motion blur s3",
+               "brightness_s3": "brightness s3", "precision_macro": "precision", "recall_macro": "recall",
+               "f1_macro": "F1"}
+
+
+def claim_of(d: str, metric: str, other: str, paper_diff: float) -> tuple[Claim, str, str]:
+    """(what a main-table comparison claims, the quote to print, the paper's section)."""
+    table = f"Table {TABLE_OF.get('cifar10' if d == 'cifar10c' else d, '?')}"
+    sides = ("AutoNorm-S", other)
+    size = abs(paper_diff) if math.isfinite(paper_diff) else 0.0
+    direction = int(math.copysign(1, paper_diff)) if math.isfinite(paper_diff) and paper_diff else 0
+    keys, equivalence, parts = STATED.get((d, other), ((), False, ("the table's lead", "")))
+    if metric in TABLE_ONLY or not keys:
+        return Claim(direction, False, size, sides, ("the table's difference", "")), "", table
+    return (Claim(direction, equivalence, size, sides, parts), "; ".join(quote(k) for k in keys),
+            f"{section_of(*keys)}")
+
+
+def main_table_rows(studies: list[Study], reference: pd.DataFrame) -> list[Row]:
+    rows = []
+    ref = reference[reference.method == "autonorm_s"]
+    for (d, metric), g in ref.groupby(["dataset", "metric"], sort=False):
+        pa = float(g["mean"].iloc[0])
+        others = reference[(reference.dataset == d) & (reference.metric == metric) & (reference.method != "autonorm_s")]
+        if metric in SECONDARY:
+            others = others[others.method == "frozen_ln"]
+        src = "cifar10" if d == "cifar10c" else d
+        label = f"{pretty(d)} {CLAIM_LABEL.get(metric, metric)}"
+        if (d, metric) in DOUBTFUL:
+            continue  # the paper-arithmetic rows say what these numbers are (paper_rows)
+        tested = [m for m in others.method if first_study(studies, src, "autonorm_s", m)]
+        if not tested:
+            if metric not in SECONDARY:
+                rows.append(_not_testable(d, src, metric, label, pa, others))
+            continue
+        for m, pb in zip(others.method, others["mean"]):
+            rows += _comparison_rows(studies, reference, d, src, metric, label, m, pa, pb)
+    return rows
+
+
+def _not_testable(d, src, metric, label, pa, others) -> Row:
+    cmp = ", ".join(f"{m} {fmt(v)}" for m, v in zip(others.method, others["mean"]))
+    why = WHY_GPU.get(d) or "no study here ran these methods on it; a CPU can"
+    table = f"Table {TABLE_OF.get(src, '?')}"
+    return Row(f"{label}: AutoNorm-S {fmt(pa)} vs {cmp}", table, "–", "–", f"AutoNorm-S {fmt(pa)}",
+               f"not testable here ({why}): `{command_for(src)}`", key=f"main:{d}:{metric}")
+
+
+def _comparison_rows(studies, reference, d, src, metric, label, m, pa, pb) -> list[Row]:
+    paper_diff = pa - pb
+    margin = rules.margin(metric, rules.paper_value(reference, d, "frozen_ln", metric))
+    claim, said, section = claim_of(d, metric, m, paper_diff)
+    text = f"{label}: AutoNorm-S {fmt(pa)} vs {m} {fmt(pb)} (paper Δ {paper_diff:+.3g})"
+    if said:
+        text += f"; the paper: {said}"
+    key = f"main:{d}:{metric}:{m}"
+    tested_in = [st for st in studies if st.has(src, "autonorm_s") and st.has(src, m)]
+    if not tested_in:
+        return [Row(text, section, "–", "–", f"{paper_diff:+.3g}",
+                    f"not testable here: no recorded study finished {m} on {pretty(src)}; "
+                    f"`{command_for(src)}`", key=key)]
+    out = []
+    for st in tested_in:
+        comp = st.ctx.comparisons
+        c = comp[(comp.dataset == d) & (comp.metric == metric) & (comp.method_b == m)]
+        if c.empty:
+            out.append(Row(text, section, st.where(src), "–", f"{paper_diff:+.3g}", "not measured", key=key))
+            continue
+        c = c.iloc[0]
+        p = Paired.of(c)
+        in_regime, why = rules.study_regime(st, reference, d)
+        if truthy(c.get("same_runs")):
+            verdict = "not testable here: the two methods are the same training"
+        else:
+            verdict = rules.out_of_regime(rules.judge(p, claim, margin), in_regime, why)
+        ours = (f"Δ {p.text()}; over these seeds AutoNorm-S {fmt(fnum(c.get('mean_a')))}, "
+                f"{st.ctx.method_label(src, m)} {fmt(fnum(c.get('mean_b')))}")
+        band = rules.reference_method_band(st.ctx.summary, reference, d, metric)
+        if band:
+            ours += f" ({band})"
+        out.append(Row(text, section, st.where(src, n=p.n), ours, f"{paper_diff:+.3g}", verdict, key=key,
+                       in_regime=in_regime, n=p.n))
+    return out
+
+
+def ptb_perplexity_rows(studies: list[Study], reference: pd.DataFrame) -> list[Row]:
+    """The paper's PTB perplexity ordering (AutoNorm-S below FrozenLN, p < 0.01): testable whatever
+    its "perplexity" is, since a per-token and a per-sentence reading order the models alike."""
+    pa = rules.paper_value(reference, "ptb_pos", "autonorm_s", "tag_perplexity")
+    pb = rules.paper_value(reference, "ptb_pos", "frozen_ln", "tag_perplexity")
+    claim_text = (f"PTB tag perplexity ordering: AutoNorm-S below FrozenLN ({fmt(pa)} vs {fmt(pb)}); the "
+                  f"paper: {quote('ptb_perplexity_order')}")
+    claim = Claim(-1, False, 0.0, ("AutoNorm-S", "frozen_ln"), ("the lower perplexity", ""))
+    rows = []
+    for st in studies:
+        comp = st.ctx.comparisons
+        c = comp[(comp.dataset == "ptb_pos") & (comp.metric == "tag_perplexity") & (comp.method_b == "frozen_ln")] \
+            if not comp.empty else comp
+        if c.empty:
+            continue
+        p = Paired.of(c.iloc[0])
+        in_regime, why = rules.study_regime(st, reference, "ptb_pos")
+        verdict = rules.out_of_regime(rules.judge(p, claim, math.nan), in_regime, why)
+        rows.append(Row(claim_text, section_of("ptb_perplexity_order"), st.where("ptb_pos", n=p.n),
+                        f"Δ {p.text()} (exp of the mean token cross-entropy)", f"{pa - pb:+.3g}", verdict,
+                        key="ptb_perplexity_order", in_regime=in_regime, n=p.n))
+    if not rows:
+        rows.append(Row(claim_text, section_of("ptb_perplexity_order"), "–", "–", f"{pa - pb:+.3g}",
+                        f"not testable here: `{command_for('ptb_pos')}`", key="ptb_perplexity_order"))
+    return rows
+
+
+def learning_rows(studies: list[Study], reference: pd.DataFrame) -> list[list[str]]:
+    """Per study and dataset: how far its models got, beside the paper's and the trivial
+    baseline, so that a verdict is read with the configuration it was measured in."""
+    rows = []
+    for st in studies:
+        s = st.ctx.summary
+        if s.empty:
+            continue
+        prim = s[(s.metric_family == "primary") & s.metric.isin(("accuracy", "rmse")) & (s["n"].fillna(0) > 0)]
+        for (d, metric), g in prim.groupby(["dataset", "metric"], sort=False):
+            hib = stats.higher_is_better(metric)
+            best = g.loc[g["mean"].idxmax() if hib else g["mean"].idxmin()]
+            fl = g[g.method == "frozen_ln"]
+            paper = reference[(reference.dataset == d) & (reference.metric == metric)]
+            pfl = paper[paper.method == "frozen_ln"]["mean"]
+            pas = paper[paper.method == "autonorm_s"]["mean"]
+            trivial = g["baseline_value"].dropna()
+            flagged = [m for m, v in zip(g.method, g.at_or_below_baseline) if truthy(v)]
+            in_regime, _ = rules.study_regime(st, reference, d)
+            rows.append([st.name, pretty(d), metric, f"{st.ctx.method_label(d, best.method)} {fmt(best['mean'])}",
+                         fmt(fl["mean"].iloc[0]) if len(fl) else "–",
+                         (f"{fmt(pfl.iloc[0])} / {fmt(pas.iloc[0])}" if len(pfl) and len(pas)
+                          else (fmt(pas.iloc[0]) if len(pas) else "–")) + (" †" if (d, metric) in DOUBTFUL else ""),
+                         fmt(trivial.iloc[0]) if len(trivial) else "–",
+                         {True: "yes", False: "no", None: "–"}[in_regime], ", ".join(flagged) or "none"])
+    return rows
+

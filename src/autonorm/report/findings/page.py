@@ -1,0 +1,220 @@
+"""The findings page: every claim of the paper, where we tested it, what came out.
+
+    autonorm-report --findings                       # every study record under studies/
+    autonorm-report --findings --study depth=results/depth --out docs/findings.md --figures-dir docs/findings
+
+It reads the studies that exist (the committed records under ``studies/``, then the results folders
+of report.findings.studies.STUDIES that have no record) and writes ``docs/findings.md``: a claims
+ledger (one row per claim of the paper and study that tested it, each claim counted once) and the
+figures that carry the evidence in ``docs/findings/``. The rows come from the ``*_rows`` modules
+of this package, judged by report.findings.rules.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from autonorm.io_utils import write_text_atomic
+from autonorm.report.findings import ablation_rows, cost_rows, gate_rows, main_table, paper_rows, routing_rows
+from autonorm.report.findings.figures import draw_figures
+from autonorm.report.findings.rows import Row, counted_rows, tally
+from autonorm.report.findings.rules import MARGIN_SHARE, VERDICTS
+from autonorm.report.findings.studies import STUDIES, Study, find_studies
+from autonorm.report.fmt import md_table, pretty
+
+#: the ledger's sections: (title, the function that builds its rows from (studies, reference))
+SECTIONS = (
+    ("Main results (the paper's Tables 1-4)", lambda s, r: main_table.main_table_rows(s, r)
+     + main_table.ptb_perplexity_rows(s, r) + gate_rows.rotation_chance_rows(s, r)),
+    ("The paper's numbers on their own (docs/method.md section 8)", paper_rows.paper_arithmetic_rows),
+    ("The central claim: does learned routing converge? (abstract, sections 3.1, 4.6)",
+     lambda s, r: gate_rows.central_claim_rows(s, r) + gate_rows.stationarity_rows(s, r)),
+    ("What the gates learn (sections 4.5, 4.6)", lambda s, r: gate_rows.mechanism_rows(s, r)
+     + gate_rows.sst2_collapse_rows(s, r) + gate_rows.fig4_rows(s, r)),
+    ("Freezing (sections 3.4, 4.6, 4.7)", lambda s, r: routing_rows.freeze_rows(s, r)
+     + routing_rows.freeze_principle_rows(s)),
+    ("Learned gates against random ones (abstract, sections 1, 4.1)", routing_rows.learned_vs_random_rows),
+    ("Ablations (sections 3.6.2, 4.4, 4.7)", ablation_rows.ablation_rows),
+    ("Cost (sections 3.5, 4.6)", lambda s, r: cost_rows.overhead_rows(s) + cost_rows.time_rows(s)),
+)
+
+GLOSSARY = [
+    "**The paper's regime**: a study's LayerNorm model (frozen_ln) is within 2 accuracy points (10% of an "
+    "RMSE) of the paper's FrozenLN and at least half as far above the trivial baseline as the paper's; only "
+    "there can a claim be reproduced or contradicted. Layer-wise gate claims also need the paper's depth.",
+    f"**The margin**: {100 * MARGIN_SHARE:g}% of the paper's FrozenLN value (0.395 accuracy points on MNIST), the "
+    "smallest difference the paper itself calls an improvement (distillation's \"0.4%\"); it decides a stated "
+    "equivalence and whether a difference of the size the paper claims is excluded, both ways.",
+    "**Δ [a, b]**: the first method minus the second, paired by seed, with its 95% t-interval (unadjusted); "
+    "p (Holm) is corrected over the study's comparisons. **AutoNorm-S** is AutoNorm whose gates freeze at "
+    "epoch T_freeze if their mean entropy H is still at least eps_H; unfrozen **AutoNorm** never freezes.",
+]
+
+
+def _git(*args: str) -> str:
+    try:
+        return subprocess.run(["git", *args], capture_output=True, text=True, timeout=10,
+                              cwd=Path(__file__).parent).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def _code_changes(out: Path, figures_dir: Path) -> list[str]:
+    """Tracked files changed since the commit, other than this page and its figures."""
+    top = _git("rev-parse", "--show-toplevel")
+    if not top:
+        return []
+    own = {out.resolve(), figures_dir.resolve()}
+    changed = []
+    for line in _git("status", "--porcelain", "--untracked-files=no").splitlines():
+        path = (Path(top) / line[2:].lstrip().split(" -> ")[-1].strip('"')).resolve()
+        if not any(path == o or o in path.parents for o in own):
+            changed.append(str(path))
+    return changed
+
+
+def ledger(studies: list[Study], reference: pd.DataFrame) -> list[tuple[str, list[Row]]]:
+    """The ledger's sections with their rows, every claim counted once across them."""
+    built = [(title, build_rows(studies, reference)) for title, build_rows in SECTIONS]
+    flat = counted_rows([r for _, rows in built for r in rows])
+    out, i = [], 0
+    for title, rows in built:
+        out.append((title, flat[i:i + len(rows)]))
+        i += len(rows)
+    return out
+
+
+def _made_by(studies: list[Study], out: Path, figures_dir: Path, command: str) -> str:
+    if all(st.record is not None for st in studies):
+        # from committed records only: the page is a function of them (and of this code)
+        return ("Generated by `autonorm-report --findings` from the study records "
+                + ", ".join(f"`{st.root.as_posix()}`" for st in studies) + f". Command: `{command}`.")
+    commit = _git("rev-parse", "--short", "HEAD") or "unknown"
+    dirty = " (with uncommitted changes)" if _code_changes(out, figures_dir) else ""
+    return ("Generated by `autonorm-report --findings` from the studies' results folders. "
+            f"Commit {commit}{dirty}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, on "
+            f"{platform.machine()} {platform.system()} (Python {platform.python_version()}). Command: `{command}`.")
+
+
+def _record_lines(st: Study) -> list[str]:
+    """A recorded study's parts as read, each with its finished runs (every input of the verdicts
+    in sight), and the runs it repeats of another study, as declared."""
+    if st.record is None:
+        return []
+    lines = ["  - parts read (finished runs): " + ", ".join(f"`{name}` {n}" for name, n in st.record["parts"]) + "."]
+    if st.repeats:
+        from autonorm.analysis.study_folders import DECLARATION
+
+        runs = "; ".join(f"{own} is {src}'s {theirs}" for own, src, theirs in st.repeats)
+        sources = ", ".join(dict.fromkeys(src for _, src, _ in st.repeats))
+        read = ("the claims and figures read it without them" if st.without_repeats is not None
+                else "the claims and figures do not read it")
+        lines.append(f"  - repeats (declared in `{(st.root / DECLARATION).as_posix()}`): {runs}; counted once, "
+                     f"in {sources}: {read}.")
+    return lines
+
+
+def _studies_read(studies: list[Study]) -> list[str]:
+    lines = []
+    for st in studies:
+        runs = st.ctx.runs
+        n_ok = int((runs.status == "ok").sum()) if not runs.empty else 0
+        src = ""
+        if st.record is not None:
+            mans = st.record["manifests"]
+            commits = ", ".join(dict.fromkeys(str(m.get("commit") or "?")[:7] for m in mans))
+            dates = ", ".join(dict.fromkeys(str(m.get("recorded_utc", "?"))[:10] for m in mans))
+            src = f", recorded in {len(mans)} part(s) at commit {commits} on {dates}"
+        lines.append(f"- **{st.name}** (`{st.root.as_posix()}`{src}): {n_ok} finished runs; datasets "
+                     f"{', '.join(pretty(d) for d in dict.fromkeys(st.ctx.summary.dataset))}.")
+        lines += _record_lines(st)
+    missing = [n for n, _, _ in STUDIES if n not in {s.name for s in studies}]
+    if missing:
+        lines.append(f"- not found here (no record, no results folder): {', '.join(missing)}. An earlier page built "
+                     "from their unrecorded results folders, before the verdict rules, is kept for its numbers: "
+                     "docs/history/findings-2026-12-01.md.")
+    return lines
+
+
+def build(studies: list[Study], out: Path, figures_dir: Path, command: str) -> str:
+    from autonorm.analysis.aggregate import load_reference
+
+    reference = load_reference(None)
+    # the claims and figures read each run once: a study without the runs it repeats (declared)
+    judged = [j for st in studies if (j := st.judged()) is not None]
+    sections = ledger(judged, reference)
+    all_rows = [r for _, rs in sections for r in rs]
+    drawn = draw_figures(judged, reference, figures_dir)
+    rel = Path(os.path.relpath(figures_dir.resolve(), out.parent.resolve()))
+    recorded = all(st.record is not None for st in studies)
+    lines = ["# Findings: what holds of the AutoNorm paper here", "", _made_by(studies, out, figures_dir, command), "",
+             ("The page is a function of the committed study records under `studies/` and of the code: "
+              "`autonorm-report --findings` rebuilds it in seconds, byte for byte. A claim gains evidence when a "
+              "study is run and recorded (README \"Study records\"); each row names the study it rests on."
+              if recorded else
+              "**These numbers and figures are a snapshot.** They go stale when the code, a preset or the data "
+              "change. To regenerate: run the studies (Snakemake resumes what exists), record them (README \"Study "
+              "records\") and then `autonorm-report --findings`."), "",
+             "Studies read (a claim tested in several studies has a row in each; it is counted once, by the row of "
+             "its best evidence: in the paper's regime, then the most seeds; the others are supporting rows):", ""]
+    lines += _studies_read(studies)
+    lines += ["", f"In one line: {tally(all_rows)}.", ""] + [f"- {g}" for g in GLOSSARY] + [""]
+    learned = main_table.learning_rows(studies, reference)  # every study's accuracy, repeats included
+    if learned:
+        lines += ["How far each study's models got (test metric, mean over seeds) beside the paper's: every verdict "
+                  "below is about that configuration, not the paper's.", "",
+                  md_table(["study", "dataset", "metric", "best of ours", "frozen_ln (ours)",
+                            "paper frozen_ln / AutoNorm-S", "trivial baseline", "in the paper's regime",
+                            "at or below trivial"], learned), "",
+                  "† not comparable: docs/method.md section 8.", ""]
+    lines += ["## Claims ledger", "",
+              "Each row: the claim, with the paper's own words in quotation marks; where the paper says it; where we "
+              "tested it (study, dataset, model depth x width, epochs, training examples, n seeds); our number (a "
+              "paired difference: reference minus other, its 95% CI, and the means over the same seeds) and the "
+              "paper's; the verdict, by the rules of docs/method.md section 11.", ""]
+    for title, rs in sections:
+        lines += [f"### {title}", "", md_table(["claim", "the paper", "where tested", "ours", "paper", "verdict"],
+                                                [r.cells() for r in rs]), ""]
+    lines += ["Verdicts:", ""] + [f"- **{k}**: {v}." for k, v in VERDICTS.items()] + [""]
+    if drawn:
+        lines += ["## Figures", ""]
+        for name, caption in drawn:
+            lines += [f"![{name}]({(rel / name).as_posix()})", "", caption, ""]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    import argparse
+    import tempfile
+
+    p = argparse.ArgumentParser(prog="autonorm-report --findings",
+                                description="Write the findings page (claims ledger + figures).")
+    p.add_argument("--findings", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--study", action="append", default=[], metavar="NAME=FOLDER",
+                   help="a study record (studies/NAME) or a study's results folder (default: every record under "
+                        "--studies-dir, then " + ", ".join(f"{n}={r}" for n, r, _ in STUDIES)
+                        + " where present and not recorded)")
+    p.add_argument("--studies-dir", default="studies", help="where study records are (default: studies)")
+    p.add_argument("--out", default="docs/findings.md")
+    p.add_argument("--figures-dir", default="docs/findings")
+    args = p.parse_args(argv)
+    pairs = [tuple(s.split("=", 1)) for s in args.study] or None
+    with tempfile.TemporaryDirectory(prefix="autonorm-findings-") as scratch:
+        studies = find_studies(pairs, Path(args.studies_dir), Path(scratch))
+        if not studies:
+            raise SystemExit("autonorm-report --findings: no study found (no record under "
+                             f"{args.studies_dir}/, no tables in " + ", ".join(r for _, r, _ in STUDIES)
+                             + "); run a study first, e.g. `snakemake all --cores 2 --configfile "
+                             "workflow/presets/depth.yaml`, and record it (README \"Study records\")")
+        out, figs = Path(args.out), Path(args.figures_dir)
+        command = "autonorm-report --findings" + "".join(f" --study {n}={r}" for n, r in (pairs or []))
+        page = build(studies, out, figs, command)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out, page + "\n")
+    print(f"wrote {out} and {len(list(figs.glob('*.png')))} figures in {figs}")
+    return 0
