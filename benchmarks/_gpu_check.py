@@ -129,7 +129,8 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["probe"] and len(argv) == 1:
         return probe()
     if argv[:1] == ["key"] and len(argv) == 3 and argv[1] in KEYS:
-        print(KEYS[argv[1]](Path(argv[2])))
+        key_of = KEYS[argv[1]]
+        print(key_of(Path(argv[2])))
         return 0
     print(__doc__, file=sys.stderr)
     return 2

@@ -11,22 +11,23 @@ import math
 import pytest
 
 from autonorm import report
-from autonorm.report import findings
+from autonorm.report.findings import page as findings
 from test_aggregate import build_paper_results, run_paper_aggregate
 
 
-def test_diff_verdict_follows_the_stated_rule():
+def test_a_paired_difference_by_the_stated_rule():
+    from autonorm.report.findings.rules import Claim, Paired, judge
+
     base = {"n": 3, "mean_diff": 0.5, "sd_diff": 0.1, "p_holm": 0.01, "mdd80_holm": 0.3}
-    ours, v = findings.diff_verdict(base, 0.36)
-    assert v.startswith("reproduced") and ours.startswith("+0.5 [")
+    p = Paired.of(base)
     # the 95% CI of the paired difference by hand: 0.5 +- t(0.975, 2) * 0.1 / sqrt(3)
     half = 4.302652729911275 * 0.1 / math.sqrt(3)
-    assert f"{0.5 - half:+.3g}" in ours and f"{0.5 + half:+.3g}" in ours
-    assert findings.diff_verdict(base, -0.2)[1].startswith("contradicted: opposite sign")
-    v = findings.diff_verdict(dict(base, p_holm=0.2), 0.36)[1]
-    assert v.startswith("inconclusive") and "detectable Δ 0.3)" in v
-    assert findings.diff_verdict(dict(base, n=2), 0.36)[1].startswith("inconclusive: 2 paired")
-    assert "same training" in findings.diff_verdict(dict(base, same_runs=True), 0.36)[1]
+    assert p.text() == f"+0.5 [{0.5 - half:+.3g}, {0.5 + half:+.3g}] (95% CI, unadjusted; n=3)"
+    assert judge(p, Claim(+1), math.nan).startswith("reproduced: the lead holds (the paper's sign, p (Holm) = 0.01)")
+    assert judge(p, Claim(-1), math.nan).startswith("contradicted (the lead): the lead is reversed")
+    v = judge(Paired.of(dict(base, p_holm=0.2)), Claim(+1), math.nan)
+    assert v.startswith("inconclusive: the lead is not shown (p (Holm) = 0.2; detectable Δ 0.3)")
+    assert judge(Paired.of(dict(base, n=2)), Claim(+1), math.nan) == "inconclusive: 2 paired seed(s), no test has power"
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +55,7 @@ def test_ledger_has_a_row_per_claim(page):
         assert claim in ledger, claim
     # the doubtful numbers are contradicted on their face, with the reason
     row = next(r for r in ledger.splitlines() if r.startswith("| Energy Efficiency RMSE"))
-    assert "cannot be what it is called: the paper's Energy" in row
+    assert "cannot be what it says: the paper's Energy" in row
     # selectors at our width d/2: +12.8% parameters; the paper gives no width, and < 1% holds up to 5
     row = next(r for r in ledger.splitlines() if "< 1% parameters and < 0.1% FLOPs" in r)
     assert "depends on our choice" in row  # the fake runs record no model width (the widths: test_ledger_rules)
@@ -71,7 +72,7 @@ def test_provenance_staleness_and_missing_studies(page):
 def test_figures_are_small_pngs(page):
     text, figs = page
     pngs = sorted(figs.glob("*.png"))
-    assert {p.name for p in pngs} >= {"w_dyt_per_layer.png", "entropy_over_epochs.png",
+    assert {p.name for p in pngs} >= {"gates_per_selector.png", "entropy_over_epochs.png",
                                        "method_comparison.png"}
     for p in pngs:
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size <= 300_000
@@ -97,7 +98,7 @@ def test_committed_findings_and_the_readme_summary_agree():
     lines = [ln for ln in block.splitlines() if ln.strip()]
     assert 1 <= len(lines) <= 5, lines
     assert "(docs/findings.md)" in block
-    tally = re.search(r"^In one line: (.*) \(of (\d+) rows\)\.$", page, re.M)
+    tally = re.search(r"^In one line: (.*)\.$", page, re.M)
     assert tally, "docs/findings.md has no tally line"
     assert tally.group(1) in block.replace("\n", " "), (tally.group(1), block)
     for png in re.findall(r"\]\((findings/[\w.]+\.png)\)", page):

@@ -1,22 +1,30 @@
-"""The ledger's verdict rules (report.verdicts, docs/method.md "How a claim is judged"), each on a
-hand-made table: the regime rule, the claim as the paper states it (equivalence by two one-sided
-tests), our choices (the selector width), and the paper's numbers that cannot be what they are
-called."""
+"""The ledger's verdict rules (report.findings.rules, docs/method.md section 11), each on a hand-made
+table: the regime rule (with the paper's backbone), the claim as the paper states it (every part of
+it), one margin applied both ways, what a directional claim's data exclude, the tally, and the
+categories. Where the rule changed a verdict, the test says what the code before it printed."""
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
+import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from autonorm.report import findings, verdicts
+from autonorm.analysis import stats
+from autonorm.report.findings import rules
+from autonorm.report.findings.rows import Row, counted_rows, tally
+from autonorm.report.findings.rules import Claim, Paired
 
 REFERENCE = pd.DataFrame([
     {"dataset": "mnist", "method": "frozen_ln", "metric": "accuracy", "mean": 98.82, "std": 0.13},
+    {"dataset": "mnist", "method": "autonorm_s", "metric": "accuracy", "mean": 99.18, "std": 0.10},
+    {"dataset": "mnist", "method": "adanorm", "metric": "accuracy", "mean": 98.95, "std": 0.12},
     {"dataset": "ptb_pos", "method": "frozen_ln", "metric": "accuracy", "mean": 96.80, "std": 0.15},
     {"dataset": "california_housing", "method": "frozen_ln", "metric": "rmse", "mean": 0.4905, "std": 0.0},
 ])
+MNIST_MARGIN = 0.004 * 98.82
 
 
 def _summary(d: str, metric: str, frozen_ln: float, trivial: float) -> pd.DataFrame:
@@ -24,9 +32,17 @@ def _summary(d: str, metric: str, frozen_ln: float, trivial: float) -> pd.DataFr
                           "baseline_value": trivial}])
 
 
+def _paired(per_seed, p_holm=math.nan) -> Paired:
+    d = np.asarray(per_seed, dtype=float)
+    return Paired(len(d), float(d.mean()), float(d.std(ddof=1)), p_holm)
+
+
+LEAD_WITHIN_CI = Claim(+1, True, 0.36, ("AutoNorm-S", "frozen_ln"), ("the lead", "\"within the 95% CI\""))
+
+
 @pytest.mark.parametrize("d, metric, ours, trivial, expected", [
-    ("mnist", "accuracy", 88.14, 11.35, False),     # the depth study: 10.7 points below the paper
-    ("mnist", "accuracy", 97.50, 11.35, True),      # the laptop study: 1.3 below
+    ("mnist", "accuracy", 88.14, 11.35, False),     # 10.7 points below the paper
+    ("mnist", "accuracy", 97.50, 11.35, True),      # 1.3 below
     ("mnist", "accuracy", 96.82, 11.35, True),      # exactly 2 points below: in
     ("mnist", "accuracy", 96.81, 11.35, False),
     ("ptb_pos", "accuracy", 89.26, 89.06, False),   # at the most-frequent-tag baseline
@@ -36,88 +52,180 @@ def _summary(d: str, metric: str, frozen_ln: float, trivial: float) -> pd.DataFr
     ("california_housing", "rmse", 0.55, 1.15, False),    # +12%
 ])
 def test_regime_rule(d, metric, ours, trivial, expected):
-    ok, why = verdicts.regime(_summary(d, metric, ours, trivial), REFERENCE, d)
+    ok, why = rules.regime(_summary(d, metric, ours, trivial), REFERENCE, d)
     assert ok is expected, why
     assert f"{ours:g}"[:4] in why and "the paper's" in why
 
 
-def test_regime_needs_half_the_papers_margin_over_trivial_by_hand():
-    # paper 96.80 over a trivial 94.00: margin 2.80; ours 95.30 is 1.30 over it (< 1.40): out,
-    # though within 2 points of the paper
-    ok, why = verdicts.regime(_summary("ptb_pos", "accuracy", 95.30, 94.00), REFERENCE, "ptb_pos")
-    assert ok is False and "at least half: no" in why
-    ok, _ = verdicts.regime(_summary("ptb_pos", "accuracy", 95.50, 94.00), REFERENCE, "ptb_pos")
-    assert ok is True
+def test_regime_needs_the_papers_backbone():
+    """A 3 x 64 ViT whose LayerNorm is 1.3 points below the paper's was in regime by accuracy alone;
+    the paper's claims are about its 8 x 128 ViT-Lite, so the study is out (before: in, and its
+    MNIST rows read "reproduced")."""
+    def study(model):
+        return SimpleNamespace(ctx=SimpleNamespace(summary=_summary("mnist", "accuracy", 97.50, 11.35),
+                                                   ds_family={"mnist": "vision"}),
+                               run_config=lambda d, m="autonorm_s": {"model": model})
+    ok, why = rules.study_regime(study({"depth": 3, "dim": 64}), REFERENCE, "mnist")
+    assert ok is False and why.startswith("3 x 64, not the paper's 8 x 128 backbone")
+    assert rules.study_regime(study({"depth": 8, "dim": 128}), REFERENCE, "mnist")[0] is True
 
 
 def test_out_of_regime_is_symmetric():
-    for v in ("reproduced (p (Holm) = 0.01)", "contradicted: opposite sign (p (Holm) = 0.024)"):
-        out = verdicts.out_of_regime(v, False, "frozen_ln 88.1 vs the paper's 98.8")
+    for v in ("reproduced: the lead holds", "contradicted (the lead): the lead is reversed",
+              "depends on our choice (margin): ..."):
+        out = rules.out_of_regime(v, False, "frozen_ln 88.1 vs the paper's 98.8")
         assert out.startswith("inconclusive: out of the paper's regime (frozen_ln 88.1")
-    assert verdicts.out_of_regime("reproduced", True, "x") == "reproduced"
-    # an inconclusive row out of regime says why too, so it is not read as a null result in regime
-    assert verdicts.out_of_regime("inconclusive (p = 0.3)", False, "x") == \
-        "inconclusive: out of the paper's regime (x); the runs say: inconclusive (p = 0.3)"
-    assert verdicts.out_of_regime("inconclusive (p = 0.3)", None, "x") == "inconclusive (p = 0.3)"
+    assert rules.out_of_regime("reproduced", True, "x") == "reproduced"
+    assert rules.out_of_regime("inconclusive: n", False, "x") == \
+        "inconclusive: out of the paper's regime (x); the runs say: inconclusive: n"
+    assert rules.out_of_regime("cannot be what it says: x", False, "y") == "cannot be what it says: x"
 
 
 def test_tost_by_hand():
     # n = 3, mean diff 0.1, sd 0.2, margin 1: se = 0.11547, df 2
     se = 0.2 / math.sqrt(3)
-    p_low = sps.t.sf((0.1 + 1) / se, 2)
-    p_high = sps.t.cdf((0.1 - 1) / se, 2)
-    t = verdicts.tost(3, 0.1, 0.2, 1.0)
-    assert t["p"] == pytest.approx(max(p_low, p_high))
-    half = 2.919985580355516 * se  # t_{0.95, 2}
-    assert t["ci90"] == pytest.approx((0.1 - half, 0.1 + half))
-    # equivalence at 5% exactly when the 90% CI is inside the margin
+    t = stats.tost(3, 0.1, 0.2, 1.0)
+    assert t["p"] == pytest.approx(max(sps.t.sf((0.1 + 1) / se, 2), sps.t.cdf((0.1 - 1) / se, 2)))
+    assert t["ci90"] == pytest.approx((0.1 - 2.919985580355516 * se, 0.1 + 2.919985580355516 * se))
     for diff, sd in ((0.1, 0.2), (0.5, 0.3), (-0.8, 0.1), (0.0, 1.0)):
-        t = verdicts.tost(3, diff, sd, 1.0)
+        t = stats.tost(3, diff, sd, 1.0)
         assert (t["p"] < 0.05) == (-1.0 < t["ci90"][0] and t["ci90"][1] < 1.0)
+    # one-sided: learned - random +0.14 / +0.22 / +0.09 (mean 0.15, sd 0.0656): t = 3.96, df 2
+    p = stats.one_sided_p(3, 0.15, float(np.std([0.14, 0.22, 0.09], ddof=1)), +1)
+    assert p == pytest.approx(sps.t.sf(0.15 / (np.std([0.14, 0.22, 0.09], ddof=1) / math.sqrt(3)), 2))
+    assert p == pytest.approx(0.029, abs=0.001)
 
 
-def test_equivalence_claim_is_judged_as_equivalence():
-    """The paper's MNIST "+0.36 within the 95% CI" is a claim of being competitive, not a signed
-    gain: a small negative difference with a tight CI reproduces it; today's code called a
-    significant -2.7 in an out-of-regime study "contradicted" and the laptop's -0.02 inconclusive."""
-    laptop = {"n": 3, "mean_diff": -0.02, "sd_diff": 0.03}
-    ours, v = verdicts.equivalence_verdict(laptop, 1.0, 0.36)
-    assert v.startswith("reproduced: equivalent within ±1") and "unadjusted" in ours
-    assert "the paper's +0.36 is outside our 95% CI" in v
-    far = {"n": 3, "mean_diff": -2.74, "sd_diff": 0.519}
-    assert verdicts.equivalence_verdict(far, 1.0, 0.36)[1].startswith("contradicted: the difference exceeds")
-    noisy = {"n": 3, "mean_diff": -0.3, "sd_diff": 1.5}
-    assert verdicts.equivalence_verdict(noisy, 1.0, 0.36)[1].startswith("inconclusive: neither")
+def test_the_margin_is_the_papers_smallest_improvement_by_hand():
+    # 0.4% of the paper's FrozenLN value: MNIST 98.82 -> 0.395 points, California 0.4905 -> 0.00196
+    assert rules.margin("accuracy", 98.82) == pytest.approx(0.39528)
+    assert rules.margin("rmse", 0.4905) == pytest.approx(0.001962)
+    # the paper's own "within the CI" (0.36), "highly competitive" (0.17) and "not significant"
+    # (0.0013 RMSE) are inside it; its smallest "improvement" (0.4) is at its edge
+    assert 0.36 < rules.margin("accuracy", 98.82) and 0.17 < rules.margin("accuracy", 93.12)
+    assert 0.0013 < rules.margin("rmse", 0.4905)
+    assert math.isnan(rules.margin("rotation_accuracy", 8.13))  # no margin: the paper disowns rotation
 
 
-def test_ci_beside_a_holm_p_is_labelled_unadjusted():
-    ours, v = findings.diff_verdict({"n": 3, "mean_diff": 0.668, "sd_diff": 0.137, "p_holm": 0.15,
-                                     "mdd80_holm": 1.49}, 0.5)
-    assert "(95% CI, unadjusted)" in ours and v.startswith("inconclusive")
+def test_a_significant_deficit_against_a_stated_lead_is_contradicted():
+    """mnist_regime, AutoNorm-S - frozen_ln per seed -0.51 / -0.44 / -0.56, Holm p 0.024. The paper:
+    "leads by 0.36% ... within the 95% CI". Before: "reproduced: equivalent within ±1" (the
+    equivalence alone, at a margin of our own)."""
+    v = rules.judge(_paired([-0.51, -0.44, -0.56], 0.024), LEAD_WITHIN_CI, MNIST_MARGIN)
+    assert v.startswith("contradicted (the lead): the lead is reversed (the opposite sign, p (Holm) = 0.024)")
+    assert "\"within the 95% CI\" is not shown within ±0.395" in v
+    assert "AutoNorm-S better at all is excluded" in v
+    assert v.endswith("the verdict holds at every margin")
+
+
+def test_every_part_must_hold_for_reproduced():
+    """A tight -0.02 (laptop MNIST): equivalent within the margin, but no lead. Before:
+    "reproduced: equivalent within ±1"; now the lead is one part of the claim, not shown."""
+    v = rules.judge(Paired(3, -0.02, 0.03, 1.0), LEAD_WITHIN_CI, MNIST_MARGIN)
+    assert v.startswith("inconclusive: the lead is not shown (p (Holm) = 1)")
+    assert "\"within the 95% CI\" holds within ±0.395 (TOST p = 0.0011" in v
+    both = rules.judge(Paired(3, 0.1, 0.03, 0.01), LEAD_WITHIN_CI, MNIST_MARGIN)
+    assert both.startswith("reproduced: the lead holds (the paper's sign, p (Holm) = 0.01)")
+    # a lead stated "within the CI" is one the paper calls no meaningful difference: excluding a lead
+    # of its size (0.36) contradicts nothing, whatever the margin
+    assert "depends" not in rules.judge(Paired(3, -0.02, 0.03, 1.0), LEAD_WITHIN_CI, MNIST_MARGIN / 2)
+
+
+def test_the_margin_applies_against_the_paper_too():
+    """Learned minus random on mnist_regime, +0.14 / +0.22 / +0.09, Holm p 0.058: the abstract says
+    random selectors outperform learned ones. A random advantage of the margin (0.395) is excluded,
+    indeed any (one-sided 95% bound +0.039). Before: "inconclusive (p (Holm) = 0.058)"."""
+    claim = Claim(-1, False, math.inf, ("autonorm", "random"), ("random's advantage", ""))
+    v = rules.judge(_paired([0.14, 0.22, 0.09], 0.058), claim, MNIST_MARGIN)
+    assert v.startswith("contradicted (random's advantage): random's advantage of ±0.395 or more is excluded")
+    assert "random better at all is excluded (one-sided 95%: autonorm at least 0.039 better)" in v
+    # by hand: the one-sided 95% lower bound is mean - t_{0.95, 2} sd / sqrt(3)
+    sd = float(np.std([0.14, 0.22, 0.09], ddof=1))
+    assert 0.15 - 2.919985580355516 * sd / math.sqrt(3) == pytest.approx(0.0394, abs=5e-4)
+
+
+def test_excluded_range_in_words():
+    claim = Claim(-1, False, math.inf, ("autonorm_s", "random"), ("random's advantage", ""))
+    p = Paired(3, 0.12, 0.11, 0.19)
+    lo = 0.12 - 2.919985580355516 * 0.11 / math.sqrt(3)   # -0.0654
+    assert rules.exclusion(p, claim) == f"random better by more than {abs(lo):.2g} is excluded (one-sided 95%)"
+
+
+def test_a_verdict_that_flips_within_half_to_twice_the_margin_depends_on_it():
+    """A table's +0.40 lead (MNIST precision) against -0.1 / +0.05 / -0.2: at half the margin and at the
+    margin a lead of 0.40 is one the paper calls an improvement, and the data exclude it; at twice the
+    margin (0.79) 0.40 is below what the paper calls an improvement, and nothing is decided."""
+    claim = Claim(+1, False, 0.40, ("AutoNorm-S", "frozen_ln"), ("the table's difference", ""))
+    v = rules.judge(_paired([-0.1, 0.05, -0.2], 0.5), claim, MNIST_MARGIN)
+    assert v.startswith("depends on our choice (margin): contradicted at ±0.198, contradicted at ±0.395, "
+                        "inconclusive at ±0.791")
+    assert rules.category(v) == "depends on our choice"
+
+
+def test_margin_range_by_hand():
+    """Equivalence holds exactly for margins beyond the 90% CI's farther end."""
+    p = Paired(3, -0.02, 0.03, 1.0)
+    claim = Claim(0, True, 0.0)
+    lo, hi = rules.margin_range(p, claim, MNIST_MARGIN)
+    far = 0.02 + 2.919985580355516 * 0.03 / math.sqrt(3)   # |90% CI low| = 0.0706
+    assert hi == math.inf and lo == pytest.approx(far, rel=0.03)
+
+
+def test_reference_method_outside_the_band_is_printed():
+    s = pd.DataFrame([{"dataset": "mnist", "method": "autonorm_s", "metric": "accuracy", "mean": 97.05}])
+    assert rules.reference_method_band(s, REFERENCE, "mnist", "accuracy") == (
+        "our autonorm_s 97.05 vs the paper's 99.18 (within 2 points: no): outside the band frozen_ln meets")
+    s.loc[0, "mean"] = 97.5
+    assert rules.reference_method_band(s, REFERENCE, "mnist", "accuracy") == ""
+
+
+def test_tally_counts_every_row_once_with_zeros_and_observations_apart():
+    rows = [Row("a", "§", "laptop", "", "", "reproduced", key="a", in_regime=False, n=3),
+            Row("a", "§", "regime", "", "", "contradicted (the lead): x", key="a", in_regime=True, n=3),
+            Row("b", "§", "x", "", "", "inconclusive: out of the paper's regime (y)", key="b", in_regime=False),
+            Row("c", "§", "x", "", "", "observation: ours", observation=True)]
+    counted = counted_rows(rows)
+    assert [r.supporting for r in counted] == [True, False, False, False]
+    line = tally(counted)
+    assert line.startswith("2 claims of the paper: 0 reproduced, 1 contradicted, 1 inconclusive, 0 depends on our choice")
+    assert "0 not met on this CPU" in line and "0 ill-defined" in line
+    assert line.endswith("besides them 1 observations of our own and 1 supporting rows (the same claims in "
+                         "other studies): 4 rows")
+
+
+def test_cost_rows_not_met_when_every_seed_exceeds_consistently():
+    from autonorm.report.findings.cost_rows import _cost_verdict
+
+    depth_ptb = pd.Series([0.153, 0.152, 0.154])
+    assert _cost_verdict(depth_ptb, 0.001).startswith("not met on this CPU: every seed exceeds 0.1%")
+    shared = pd.Series([-0.011, 0.276, 0.05])
+    assert _cost_verdict(shared, 0.001).startswith("inconclusive")
+
+
+def test_welch_from_the_papers_own_numbers_by_hand():
+    from autonorm.report.findings.paper_rows import welch_from_summary
+
+    t, df, p = welch_from_summary(99.18, 0.10, 98.82, 0.13)
+    se = math.sqrt(0.10 ** 2 / 5 + 0.13 ** 2 / 5)
+    assert t == pytest.approx(0.36 / se) and t == pytest.approx(4.908, abs=1e-3)
+    assert df == pytest.approx(se ** 4 / ((0.10 ** 2 / 5) ** 2 / 4 + (0.13 ** 2 / 5) ** 2 / 4))
+    assert p == pytest.approx(0.0014, abs=1e-4)
 
 
 def test_selector_width_for_the_papers_one_percent_by_hand():
+    from autonorm.layers.selector_layout import widest_selector_for_share
+
     # ViT-Lite 8 x 128 (1,072,138 parameters): a selector Linear(128, h)-GELU-Linear(h, 2) has
     # 131 h + 2 parameters; 16 of them (one per sub-layer) stay under 1% for h <= 5, 8 (one per
-    # block) for h <= 10; at h = 64 they add 16 x 8,386 = 134,176 (+12.5%)
-    assert verdicts.selector_width_for_share(1_072_138, 16, 128) == 5
-    assert verdicts.selector_width_for_share(1_072_138, 8, 128) == 10
+    # block) for h <= 10
+    assert widest_selector_for_share(1_072_138, 16, 128) == 5
+    assert widest_selector_for_share(1_072_138, 8, 128) == 10
     assert 16 * (131 * 5 + 2) < 0.01 * 1_072_138 < 16 * (131 * 6 + 2)
-    assert verdicts.selector_width_for_share(1_595_393, 24, 128) == 5   # 12 x 128 tabular
-
-
-def test_doubtful_numbers_are_their_own_class():
-    from autonorm.report.paper import DOUBTFUL
-
-    row = findings._doubtful_row([], "energy_efficiency", "rmse", 22.75, pd.DataFrame({"mean": [22.7]}))
-    assert row[-1].startswith("cannot be what it is called")
-    assert "MAE 20.50" in DOUBTFUL[("energy_efficiency", "rmse")]
-    assert "ill-defined" in DOUBTFUL[("ptb_pos", "tag_perplexity")]
-    assert "per-sentence" in DOUBTFUL[("ptb_pos", "tag_perplexity")]
+    assert widest_selector_for_share(1_595_393, 24, 128) == 5   # 12 x 128 tabular
 
 
 def test_epoch_count_differences_all_zero_are_not_testable_at_this_resolution():
-    from autonorm.report.ledger import coarse_resolution
+    from autonorm.report.findings.ablation_rows import coarse_resolution
 
     row = {"metric": "epochs_to_99pct", "sd_diff": 0.0, "n_pairs": 3, "mean_diff_vs_base": 0.0}
     assert coarse_resolution(row)
@@ -125,122 +233,32 @@ def test_epoch_count_differences_all_zero_are_not_testable_at_this_resolution():
     assert not coarse_resolution(dict(row, metric="accuracy"))
 
 
-def test_overhead_reads_the_selector_width_where_the_run_config_has_it():
-    """The width is a norm option of the run config (autonorm.selector_hidden in the workflow config)."""
-    from types import SimpleNamespace
+def test_a_comparable_ablation_is_an_equivalence_at_the_margin():
+    """The 3-way gate's "comparable gains": TOST at the margin 0.4% of 96.80 = 0.387 (before: ±1)."""
+    from autonorm.report.findings.ablation_rows import ABLATION_TESTS, ablation_verdict
 
-    from autonorm.report import ledger
-
-    cfg = {"model": {"dim": 128, "depth": 8}, "norm_options": {"selector_hidden": 5}}
-    st = SimpleNamespace(run_config=lambda d, m: cfg)
-    text = ledger._overhead_choice(st, "mnist", 1_072_138, 0.6, 0.01)
-    assert "ours is 5" in text and "<= 5 per sub-layer" in text and "<= 10 with one selector per block" in text
-
-
-def test_mnist_gate_claims_read_epoch_and_images_matched_side_by_side():
-    """A run of 15,000 images per epoch reaches the paper's 5 epochs x 54,000 = 270,000 images at
-    epoch ceil(270,000 / 15,000) = 18: both readings are printed; the verdict reads epoch 5 (the
-    paper's window, docs/method.md section 6). On the paper's 54,000 the two agree: one reading."""
-    import pandas as pd
-
-    from autonorm.report.sections import mechanism
-
-    assert mechanism.images_matched_epoch(15_000) == 18
-    assert mechanism.images_matched_epoch(54_000) is None and mechanism.images_matched_epoch(None) is None
-    assert mechanism.images_matched_epoch(40_000) == 7  # 270,000 / 40,000 = 6.75: seen by the end of epoch 7
-    # w_LN rises 0.05 a epoch from 0.5 (epoch 5: 0.70, epoch 18: 1.35 capped at 0.99); H falls alike
-    g = pd.DataFrame([{"seed": 0, "epoch": e, "selector": sel, "layer": 0,
-                       "w_ln": min(0.99, 0.45 + 0.05 * e), "w_dyt": 1 - min(0.99, 0.45 + 0.05 * e),
-                       "entropy": 0.5} for e in range(1, 21) for sel in ("block0.attn", "block0.mlp")])
-    h = pd.DataFrame([{"seed": 0, "epoch": e, "mean_entropy": max(0.01, 0.6 - 0.03 * e)} for e in range(1, 21)])
-    rows = mechanism._mnist_checks(g, h, 0.01, 20, False, n_train=15_000)
-    ln, ent = rows
-    assert "min over selectors of the seed-mean w_LN = 0.700 at epoch 5" in ln[2]
-    assert "images-matched reading (the paper's 270,000 images = our epoch 18): min w_LN 0.990" in ln[2]
-    assert ln[3] == "**not reproduced**"  # decided at epoch 5
-    assert "mean H = 0.450 at epoch 5" in ent[2] and "mean H 0.060" in ent[2]
-    short = mechanism._mnist_checks(g[g.epoch <= 12], h[h.epoch <= 12], 0.24, 12, False, n_train=15_000)
-    assert "our epoch 18): not reached, the run has 12 epochs" in short[0][2]
-    same = mechanism._mnist_checks(g, h, 0.01, 20, False, n_train=54_000)
-    assert "images-matched" not in same[0][2] + same[1][2]
+    gate3 = next(t for t in ABLATION_TESTS if t.axis == "gate3")
+    row = {"dataset": "ptb_pos", "metric": "accuracy", "n_pairs": 3, "mean_diff_vs_base": -0.05, "sd_diff": 0.05,
+           "p_vs_base_holm": 0.4, "mdd80_holm": 0.3, "variant": "gate_3", "base": "autonorm_s"}
+    _, expected, verdict = ablation_verdict(row, gate3, REFERENCE)
+    assert expected == "equivalent within ±0.387"
+    assert verdict.startswith("reproduced: \"comparable\" holds within ±0.387 (TOST p = ")
+    far = ablation_verdict(dict(row, mean_diff_vs_base=-1.5, p_vs_base_holm=0.001), gate3, REFERENCE)[2]
+    assert far.startswith("contradicted (\"comparable\"): \"comparable\" fails: a difference beyond ±0.387")
+    width = next(t for t in ABLATION_TESTS if t.axis == "selector_width")
+    assert width.ours  # a check of our own choice: an observation, never a reproduced claim of the paper
 
 
-def test_mnist_ln_claim_depends_on_the_selector_placement_when_the_sides_disagree():
-    """Our placement puts a selector before each sub-layer; the paper speaks of one per block, at its
-    input (our attention side). Attention side all LN and MLP side DyT: the verdict names the choice
-    instead of contradicting the paper; both sides LN: consistent, as before."""
-    import pandas as pd
+def test_placement_verdict_when_both_placements_disagree_in_regime():
+    from autonorm.report.findings.gate_rows import _placement_rows
 
-    from autonorm.report import ledger
-    from autonorm.report.sections import mechanism
-
-    def gates(mlp_w_ln):
-        return pd.DataFrame([{"seed": 0, "epoch": e, "selector": f"block{b}.{side}", "layer": b,
-                              "w_ln": 0.95 if side == "attn" else mlp_w_ln, "w_dyt": 0.0, "entropy": 0.0}
-                             for e in range(1, 7) for b in range(2) for side in ("attn", "mlp")])
-    h = pd.DataFrame([{"seed": 0, "epoch": e, "mean_entropy": 0.02} for e in range(1, 7)])
-    ln, _ = mechanism._mnist_checks(gates(0.2), h, 0.02, 6, False)
-    assert "min over selectors of the seed-mean w_LN = 0.200" in ln[2]
-    assert "attention-side (block-input) selectors alone: min w_LN = 0.950" in ln[2]
-    assert ln[3].startswith("**depends on our choice** (selector placement")
-    assert ledger._mech_verdict(ln[3]).startswith("depends on our choice (selector placement")
-    both, _ = mechanism._mnist_checks(gates(0.9), h, 0.02, 6, False)
-    assert both[3] == "**consistent**"
-    assert mechanism._mnist_checks(gates(0.2), h, 0.02, 6, True)[0][3] == mechanism.NOT_APPLICABLE
-
-
-def test_a_comparable_ablation_is_judged_as_equivalence():
-    """The paper's 3-way gate gives "comparable gains": an equivalence claim, tested by TOST with the
-    accuracy margin of +-1 point (before: a difference test, so "no difference detected" was all a
-    tight result could say). By hand: n 3, diff -0.05, sd 0.05, se 0.0289, t_0.95,2 2.920: 90% CI
-    [-0.134, +0.034], inside +-1, so equivalent; a diff of -1.5 with the same sd lies outside."""
-    from autonorm.report.ledger import ablation_verdict
-
-    row = {"dataset": "ptb_pos", "metric": "accuracy", "n_pairs": 3, "mean_diff_vs_base": -0.05,
-           "sd_diff": 0.05, "p_vs_base_holm": 0.4, "mdd80_holm": 0.3}
-    ours, expected, verdict = ablation_verdict(row, 0, REFERENCE)
-    assert expected == "equivalent within ±1"
-    assert verdict.startswith("reproduced: equivalent within ±1 (TOST p = ")
-    assert "[-0.134, +0.0343]" in verdict
-    far = ablation_verdict(dict(row, mean_diff_vs_base=-1.5, p_vs_base_holm=0.001), 0, REFERENCE)[2]
-    assert far.startswith("contradicted: the difference exceeds the ±1 margin")
-    # a signed claim is still a difference test
-    signed = ablation_verdict(dict(row, p_vs_base_holm=0.01), -1, REFERENCE)
-    assert signed[1] == "variant − base < 0" and signed[2].startswith("reproduced")
-
-
-def test_overhead_is_counted_on_the_papers_backbone_where_a_study_has_it():
-    """The paper's "< 1% parameters" is a share of its backbone: with a small model (3 x 64) listed
-    first and the paper's ViT-Lite 8 x 128 second, the vision row reads the 8 x 128 counts (before:
-    the first study's, so the share and the widths named were those of a model the paper never had);
-    a family only the small study has still gets its row."""
-    from types import SimpleNamespace
-
-    from autonorm.report import ledger
-
-    def study(name, rows, model):
-        summary = pd.DataFrame([{"dataset": d, "method": m, "metric": k, "mean": v}
-                                for d, m, k, v in rows])
-        return SimpleNamespace(
-            ctx=SimpleNamespace(summary=summary, ds_family={"mnist": "vision", "ptb_pos": "nlp"}),
-            run_config=lambda d, m="autonorm_s": {"model": model[d], "norm_options": {}},
-            where=lambda d, method="autonorm_s", n=None: f"{name}: {d}")
-
-    small = study("laptop", [("mnist", "frozen_ln", "params", 105_930), ("mnist", "autonorm_s", "params", 119_580),
-                             ("mnist", "frozen_ln", "flops_per_sample", 1e6),
-                             ("mnist", "autonorm_s", "flops_per_sample", 1.0074e6),
-                             ("ptb_pos", "frozen_ln", "params", 398_061), ("ptb_pos", "autonorm_s", "params", 407_161),
-                             ("ptb_pos", "frozen_ln", "flops_per_sample", 1e6),
-                             ("ptb_pos", "autonorm_s", "flops_per_sample", 1.0019e6)],
-                  {"mnist": {"dim": 64, "depth": 3}, "ptb_pos": {"dim": 64, "depth": 2}})
-    paper_size = study("mnist_regime", [("mnist", "frozen_ln", "params", 1_072_138),
-                                        ("mnist", "autonorm_s", "params", 1_210_426),
-                                        ("mnist", "frozen_ln", "flops_per_sample", 1e7),
-                                        ("mnist", "autonorm_s", "flops_per_sample", 1.0074e7)],
-                       {"mnist": {"dim": 128, "depth": 8}})
-    rows = ledger.overhead_rows([small, paper_size])
-    vision = next(r for r in rows if "vision" in r[0])
-    assert vision[2] == "mnist_regime: mnist" and "1,072,138 -> 1,210,426" in vision[3]
-    assert "<= 5 per sub-layer" in vision[-1]  # (0.01 x 1,072,138 / 16 - 2) / 131 = 5.1
-    nlp = next(r for r in rows if "nlp" in r[0])
-    assert nlp[2] == "laptop: ptb_pos"
+    rows = [Row("w_LN", "§4.5", "mnist_regime: MNIST, n=5, one selector per sub-layer", "", "", "contradicted: x",
+                key="gates:mnist:w_ln", in_regime=True, n=5),
+            Row("w_LN", "§4.5", "mnist_per_block: MNIST, n=5, one selector per block", "", "", "reproduced",
+                key="gates:mnist:w_ln", in_regime=True, n=5)]
+    (row,) = _placement_rows(rows)
+    assert row.verdict.startswith("depends on our choice (placement: \"a lightweight two-layer MLP per block\"")
+    assert row.verdict.endswith("reproduced with one selector per block, contradicted with one per sub-layer")
+    assert counted_rows(rows + [row])[-1].supporting is False  # the combined row is the one counted
+    same = [rows[0], Row(**{**rows[1].__dict__, "verdict": "contradicted: y"})]
+    assert _placement_rows(same) == []

@@ -141,7 +141,7 @@ def test_the_pilot_that_repeats_a_run_of_mnist_regime_counts_once_only_when_decl
     assert regime.repeats == [] and regime.counted() is regime.record
     assert pilot.repeats == [("mnist/frozen_ln/seed0", "mnist_regime", "mnist/frozen_ln/seed0")]
     assert pilot.counted() is None
-    from autonorm.report.study import find_studies
+    from autonorm.report.findings.studies import find_studies
 
     found = find_studies(None, studies, tmp_path / "scratch")
     assert [(st.name, st.judged() is st, st.judged() is None) for st in found] == \

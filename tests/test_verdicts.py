@@ -16,6 +16,7 @@ import pytest
 
 from autonorm.analysis import aggregate, stats
 from autonorm.report.context import ReportContext
+from autonorm.report import gate_checks
 from autonorm.report.sections import mechanism
 
 
@@ -34,7 +35,7 @@ def test_mnist_entropy_is_read_at_epoch_5_not_at_the_end():
                 for s in (0, 1) for e in range(1, 13)])
     h = _history([("mnist", "autonorm_s", s, e, 0.3 if e <= 10 else 0.02)
                   for s in (0, 1) for e in range(1, 13)])
-    rows = mechanism._mnist_checks(g, h, 0.02, 12, False)
+    rows = gate_checks.mnist_checks(g, h, 0.02, 12, False)
     h_row = rows[1]
     assert "mean H = 0.300 at epoch 5" in h_row[2] and "final 0.020 at epoch 12" in h_row[2]
     assert h_row[3] == "**not reproduced**"
@@ -44,7 +45,7 @@ def test_mnist_checks_need_epoch_5():
     g = _gates([("mnist", "autonorm_s", 0, e, "block0.attn", 0, "attn", 0.0, 0.05, 0.95)
                 for e in range(1, 4)])
     h = _history([("mnist", "autonorm_s", 0, e, 0.01) for e in range(1, 4)])
-    rows = mechanism._mnist_checks(g, h, 0.01, 3, False)
+    rows = gate_checks.mnist_checks(g, h, 0.01, 3, False)
     assert all(r[3] == "not measurable in this run" for r in rows)
     assert "no epoch 5 (the run has only 3 epochs)" in rows[0][2]
 
@@ -54,7 +55,7 @@ def test_three_way_gate_w_ln_is_not_one_minus_w_dyt():
     g = _gates([("mnist", "autonorm3", 0, e, f"block{b}.attn", b, "attn", 0.0, 0.05, 0.50)
                 for e in range(1, 7) for b in range(2)])
     h = _history([("mnist", "autonorm3", 0, e, 0.01) for e in range(1, 7)])
-    row = mechanism._mnist_checks(g, h, 0.01, 6, False)[0]
+    row = gate_checks.mnist_checks(g, h, 0.01, 6, False)[0]
     assert "w_LN = 0.500 at epoch 5" in row[2] and row[3] == "**not reproduced**"
 
 
@@ -79,13 +80,13 @@ def test_aggregate_keeps_w_ln_of_three_way_gates(tmp_path):
 
 
 def test_ptb_layers_8_to_12_are_blocks_7_to_11():
-    assert mechanism.ptb_layer_groups(12) == ([0, 1, 2, 3], [7, 8, 9, 10, 11])
+    assert gate_checks.ptb_layer_groups(12) == ([0, 1, 2, 3], [7, 8, 9, 10, 11])
     # block 7 (the paper's layer 8) is LN-leaning; blocks 8-11 prefer DyT
     fin = pd.DataFrame({"selector": [f"block{b}.attn" for b in range(12)],
                         "layer": list(range(12)),
                         "w_dyt": [0.5] * 7 + [0.6] + [0.9] * 4, "entropy": [0.3] * 12})
     h = _history([("ptb_pos", "autonorm", 0, e, 0.45) for e in range(1, 5)])
-    rows = mechanism._ptb_checks(fin, h, 0.45, 4, False)
+    rows = gate_checks.ptb_checks(fin, h, 0.45, 4, False)
     deep = rows[2]
     assert deep[0].startswith("deep layers (blocks 7-11: paper layers 8-12)")
     assert "min w_DyT = 0.600" in deep[2] and deep[3] == "**not reproduced**"

@@ -209,6 +209,19 @@ def fig_gate_entropy(history: pd.DataFrame, freeze: pd.DataFrame) -> plt.Figure:
     return fig
 
 
+def _choices(g: pd.DataFrame) -> set[str]:
+    """The choice names of the gates in ``g`` (``choice_weights`` JSON; DyT / LN where not recorded)."""
+    import json
+
+    names: set[str] = set()
+    for cw in (g["choice_weights"].dropna() if "choice_weights" in g else []):
+        try:
+            names |= set(json.loads(cw))
+        except (TypeError, ValueError):
+            continue
+    return names or {"dyt", "ln"}
+
+
 def fig_wdyt_heatmap(gates: pd.DataFrame, methods: Sequence[str] = GATED_METHODS) -> plt.Figure:
     title = "w_DyT per selector at the end of training (seed mean; 1 = DyT, 0 = LN)"
     if gates.empty:
@@ -218,6 +231,9 @@ def fig_wdyt_heatmap(gates: pd.DataFrame, methods: Sequence[str] = GATED_METHODS
         return no_data_figure(title, f"no gate records for {', '.join(methods)}")
     last = g.groupby(["dataset", "method", "seed"])["epoch"].transform("max")
     g = g[g.epoch == last]
+    others = sorted(_choices(g) - {"dyt"})
+    if others != ["ln"]:  # a gate whose other branch is not LayerNorm: 0 names what it is
+        title = f"w_DyT per selector at the end of training (seed mean; 1 = DyT, 0 = {' / '.join(others)})"
     cols: dict[str, pd.Series] = {}
     for d in dict.fromkeys(g["dataset"]):
         for m in _order_methods(g.loc[g.dataset == d, "method"]):

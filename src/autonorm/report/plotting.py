@@ -35,18 +35,23 @@ def _style() -> None:
         plt.style.use("default")
 
 
+#: each method's colour by its name (tab10 index): a method's colour does not move when another
+#: method is added; a method not listed gets a colour from its name's checksum
+METHOD_COLOURS = {"autonorm_s": 0, "autonorm": 1, "autonorm3": 2, "frozen_ln": 3, "dyt": 4, "random": 5,
+                  "adanorm": 6, "film": 7, "teacher_mlp": 8}
+
+
 def _palette(methods: Sequence[str]) -> dict:
+    import zlib
+
     try:
         import seaborn as sns
 
-        cols = sns.color_palette("tab10", n_colors=max(len(METHOD_ORDER), len(methods)))
+        cols = sns.color_palette("tab10", n_colors=10)
     except ImportError:  # pragma: no cover
-        cols = [plt.cm.tab10(i % 10) for i in range(max(len(METHOD_ORDER), len(methods)))]
-    known = {m: cols[i] for i, m in enumerate(METHOD_ORDER)}
-    extra = [m for m in methods if m not in known]
-    for j, m in enumerate(extra):
-        known[m] = cols[(len(METHOD_ORDER) + j) % len(cols)]
-    return known
+        cols = [plt.cm.tab10(i) for i in range(10)]
+    names = list(dict.fromkeys(list(METHOD_COLOURS) + list(methods)))
+    return {m: cols[METHOD_COLOURS[m] if m in METHOD_COLOURS else zlib.crc32(m.encode()) % len(cols)] for m in names}
 
 
 def _order_methods(methods: Iterable[str]) -> list[str]:

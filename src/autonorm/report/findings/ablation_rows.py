@@ -63,7 +63,7 @@ def _hits(st: Study, t: AblationTest) -> pd.DataFrame:
     if t.metric:
         keep = hit.metric == t.metric
     elif t.sign == 0:  # "comparable": an equivalence, on the metrics the margin is defined for
-        keep = hit.metric.isin(rules.MARGIN_METRICS) & hit.metric.map(lambda m: stats.metric_family(m) == "primary")
+        keep = hit.metric.isin(rules.MARGIN_METRICS) & hit.metric.map(lambda m: stats.metric_family(m) == "primary").astype(bool)
     else:
         keep = hit.metric.map(lambda m: stats.metric_family(m) == "primary").astype(bool)
     keep &= ~hit["note"].astype(str).str.startswith("same training runs")

@@ -37,7 +37,7 @@ def gates_of(st: Study, d: str) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     for m in ("autonorm_s", "autonorm"):
         if g.empty:
             break
-        gm = g[(g.dataset == d) & (g.method == m) & np.isfinite(g.w_dyt)]
+        gm = g[(g.dataset == d) & (g.method == m) & np.isfinite(g.w_dyt) & np.isfinite(g.w_ln)]
         if len(gm):
             return gm, h[(h.dataset == d) & (h.method == m) & np.isfinite(h.mean_entropy)], m
     return g.iloc[:0], h.iloc[:0], ""

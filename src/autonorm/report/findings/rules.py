@@ -271,7 +271,9 @@ def _direction_part(p: Paired, claim: Claim, m: float) -> tuple[str, str]:
         return "contradicted", f"{name} is reversed (the opposite sign, {p_s})"
     lo, hi = p.ci(0.90)
     bound = hi if s > 0 else lo
-    if math.isfinite(m) and claim.size >= m and math.isfinite(bound) and s * bound < m:
+    # a lead stated beside an equivalence ("within the CI", "competitive") is one the paper itself
+    # calls no meaningful difference: only a difference it calls an improvement can be excluded
+    if not claim.equivalence and math.isfinite(m) and claim.size >= m and math.isfinite(bound) and s * bound < m:
         return "contradicted", f"{name} of ±{m:.3g} or more is excluded (not significant either way, {p_s})"
     mdd = f"; detectable Δ {p.mdd_holm:.3g}" if math.isfinite(p.mdd_holm) else ""
     return "not shown", f"{name} is not shown ({p_s}{mdd})"
