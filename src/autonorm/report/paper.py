@@ -34,13 +34,13 @@ PAPER_BACKBONE = {"vision": "8 layers, width 128, 4 heads", "nlp": "12 layers, w
 #: (dataset, metric) -> one line shown beside the paper's number instead of a comparison
 DOUBTFUL = {
     ("energy_efficiency", "rmse"):
-        "the paper's Energy \"RMSE 22.75\" (all methods ~22.7) cannot be an RMSE of a trained "
+        "the paper's Energy Efficiency RMSE of 22.75 (all methods ~22.7) cannot be an RMSE of a trained "
         "model: predicting the training mean already gives ~10 (heating load std 10.0); nor an "
         "MSE, since the paper's own MAE 20.50 would then exceed its RMSE (sqrt 22.75 = 4.8); "
         "RMSE^2 - MAE^2 = 517.6 - 420.3 = 97.3 is about Var(Y1) = 101.8, the signature of a "
         "constant prediction far from the mean: not compared with our RMSE",
     ("ptb_pos", "tag_perplexity"):
-        "the paper's PTB \"tag perplexity 38.6\" is ill-defined: exp(mean token cross-entropy) "
+        "the paper's PTB perplexity of 38.6 is ill-defined: exp(mean token cross-entropy) "
         "of a 97%-accurate tagger is ~1.1-1.3, so 38.6 cannot be it; a per-sentence reading "
         "(exp of the summed cross-entropy of a ~25-token sentence, ~0.15 nats per token) fits "
         "AutoNorm-S's number but not the Teacher's 58.3 at 94%: no reading is stated, so it is "

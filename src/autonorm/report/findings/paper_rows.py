@@ -60,8 +60,8 @@ def paper_arithmetic_rows(studies: list[Study], reference: pd.DataFrame) -> list
                     f"AutoNorm-S and FrozenLN: {same}",
                     "cannot be what it says: the FLOPs of AutoNorm-S and FrozenLN are identical to the last digit in "
                     "every table, while a selector of any width adds matrix products: the columns did not count the "
-                    "selector, so the paper's \"< 0.1% FLOPs\" has no measured basis there (ours is counted in the "
-                    "cost rows)", key="paper:flops_columns"))
+                    "selector, so the paper's claim of less than 0.1% more FLOPs has no measured basis there (ours is "
+                    "counted in the cost rows)", key="paper:flops_columns"))
     return rows
 
 
