@@ -237,3 +237,64 @@ def test_the_findings_header_lists_every_part_on_disk_with_its_runs():
     assert ("  - repeats (declared in `studies/mnist_regime_pilot_e16/study.json`): mnist/frozen_ln/seed0 is "
             "mnist_regime's mnist/frozen_ln/seed0; counted once, in mnist_regime: the claims and figures do not "
             "read it.") in page.splitlines()
+
+
+def _baseline_pair(tmp_path: Path) -> tuple[Path, Path]:
+    """mnist_regime less its part of autonorm seeds 1-2 (A), and a study "pb" of that part plus a
+    copy of A's seed-0 part (four repeats of A's runs, frozen_ln among them), declaring A its source
+    and the baseline it pairs frozen_ln with: as mnist_per_block pairs with mnist_regime."""
+    studies = _copy(tmp_path, "mnist_regime")
+    a = studies / "mnist_regime"
+    pb = studies / "pb"
+    for part in ("2026-12-03-autonorm-b", "2026-12-02-seed0"):
+        shutil.copytree(a / part, pb / part)
+        (pb / part / "manifest.json").write_text(json.dumps(json.loads((pb / part / "manifest.json").read_text())
+                                                            | {"study": "pb"}))
+    shutil.rmtree(a / "2026-12-03-autonorm-b")
+    (pb / "study.json").write_text(json.dumps({"sources": ["mnist_regime"],
+                                               "baseline": {"study": "mnist_regime", "methods": ["frozen_ln"]}}))
+    return a, pb
+
+
+def test_a_declared_baseline_pairs_a_study_with_its_sources_runs(tmp_path):
+    """The study's own runs (autonorm seeds 1-2) and the source's frozen_ln (seeds 0-2), paired by
+    seed; its repeats (seed 0 of four methods) are not read, and its repeat of frozen_ln has the
+    same numbers (per epoch and at the end) as the source's: the evidence that allows the pairing."""
+    a, pb = _baseline_pair(tmp_path)
+    loaded = {r.name: r for r in _load_all(a.parent)}
+    judged = loaded["pb"].judged(loaded)
+    runs = sorted((m, int(s)) for _, m, s in records.finished_runs(judged))
+    assert runs == [("autonorm", 1), ("autonorm", 2), ("frozen_ln", 0), ("frozen_ln", 1), ("frozen_ln", 2)]
+    assert loaded["pb"].repeat_differences["mnist/frozen_ln/seed0"] == []
+    fl = judged["runs"][judged["runs"].method == "frozen_ln"]
+    assert sorted(fl.seed.astype(int)) == [0, 1, 2] and set(fl.status) == {"ok"}  # one row a run
+    v = judged["values"]
+    acc = v[(v.method == "frozen_ln") & (v.metric == "accuracy")].sort_values("seed")["value"].tolist()
+    assert acc == [97.56, 97.58, 97.52]  # the source's, as recorded
+
+
+def test_a_baseline_whose_repeat_differs_or_is_missing_is_refused(tmp_path):
+    a, pb = _baseline_pair(tmp_path)
+
+    def retrained(data: bytes) -> bytes:
+        h = pd.read_csv(pd.io.common.BytesIO(data))
+        hit = (h.method == "frozen_ln") & (h.epoch == 3)
+        h.loc[hit, "train_loss"] = h.loc[hit, "train_loss"] + 1e-6
+        return h.to_csv(index=False, lineterminator="\n").encode()
+
+    _edit(pb / "2026-12-02-seed0", "history.csv.gz", retrained)
+    loaded = {r.name: r for r in _load_all(a.parent)}
+    with pytest.raises(records.RecordError) as e:
+        loaded["pb"].judged(loaded)
+    assert str(e.value).startswith(f"{pb / 'study.json'}: it pairs with mnist_regime's frozen_ln runs, but its repeat "
+                                   "mnist/frozen_ln/seed0 differs from mnist_regime's (epoch 3 train_loss ")
+    assert str(e.value).endswith("the two codes do not compute frozen_ln alike; train frozen_ln in this study")
+    (pb / "study.json").write_text(json.dumps({"sources": ["mnist_regime"],
+                                               "baseline": {"study": "mnist_regime", "methods": ["adanorm", "teacher_mlp"]}}))
+    loaded = {r.name: r for r in _load_all(a.parent)}
+    with pytest.raises(records.RecordError, match="pairs with mnist_regime's teacher_mlp runs, but repeats none of them"):
+        loaded["pb"].judged(loaded)
+    (pb / "study.json").write_text(json.dumps({"sources": ["mnist_regime"], "baseline": {"study": "elsewhere",
+                                                                                           "methods": ["frozen_ln"]}}))
+    with pytest.raises(records.RecordError, match='"baseline" must be'):
+        _load_all(a.parent)

@@ -27,8 +27,8 @@ from typing import Sequence
 
 import pandas as pd
 
-from autonorm.analysis.records import (MANIFEST, RecordError, differences, finished_runs, merge, parse_run,
-                                       read_part, run_name, select_runs)
+from autonorm.analysis.records import (FRAMES, MANIFEST, RecordError, differences, finished_runs, merge,
+                                       parse_run, read_part, run_name, select_runs)
 from autonorm.io_utils import read_json
 
 #: the files a record is made of (manifest.json and what it lists)
@@ -94,13 +94,14 @@ def load_study(study_dir: str | Path) -> dict:
     return merge(parts)
 
 
-def sources_of(study_dir: str | Path) -> list[str]:
-    """The studies a study folder declares it repeats runs of (``study.json``: {"sources": [...]}),
-    each a study folder beside it."""
+def declaration_of(study_dir: str | Path) -> tuple[list[str], dict | None]:
+    """What a study folder declares in its ``study.json``: the studies it repeats runs of
+    (``"sources": [...]``, each a study folder beside it) and, optionally, the methods it takes from
+    one of them to pair with (``"baseline": {"study": "mnist_regime", "methods": ["frozen_ln"]}``)."""
     study_dir = Path(study_dir)
     path = study_dir / DECLARATION
     if not path.is_file():
-        return []
+        return [], None
     try:
         obj = read_json(path)
     except (OSError, ValueError) as e:
@@ -112,7 +113,18 @@ def sources_of(study_dir: str | Path) -> list[str]:
     for src in sources:
         if src == study_dir.resolve().name or not (study_dir.parent / src).is_dir():
             raise RecordError(f"{path} declares the source {src!r}, which is no other study folder beside it")
-    return sources
+    baseline = obj.get("baseline")
+    if baseline is not None and not (isinstance(baseline, dict) and baseline.get("study") in sources
+                                     and isinstance(baseline.get("methods"), list) and baseline["methods"]
+                                     and all(isinstance(m, str) for m in baseline["methods"])):
+        raise RecordError(f'{path}: "baseline" must be {{"study": <one of its sources>, "methods": [...]}}; '
+                          f"it holds {baseline!r}")
+    return sources, baseline
+
+
+def sources_of(study_dir: str | Path) -> list[str]:
+    """The studies a study folder declares it repeats runs of (:func:`declaration_of`)."""
+    return declaration_of(study_dir)[0]
 
 
 def study_folders(studies_dir: str | Path) -> list[Path]:
@@ -131,12 +143,16 @@ def study_folders(studies_dir: str | Path) -> list[Path]:
 @dataclass
 class Recorded:
     """A study record as the findings page reads it; ``repeats``: its runs that are another study's
-    (declared), as (its run, the study the run counts in, that study's run)."""
+    (declared), as (its run, the study the run counts in, that study's run); ``repeat_differences``:
+    how each repeat differs from its source's run (empty: the same numbers, times aside);
+    ``baseline``: the methods it pairs with from a source (study.json)."""
     name: str
     folder: Path
     record: dict
     sources: list[str] = field(default_factory=list)
     repeats: list[tuple[str, str, str]] = field(default_factory=list)
+    repeat_differences: dict[str, list[str]] = field(default_factory=dict)
+    baseline: dict | None = None
 
     def counted(self) -> dict | None:
         """The record less its repeated runs (the claims and figures read this); None when no
@@ -146,13 +162,57 @@ class Recorded:
         rec = select_runs(self.record, [parse_run(r[0]) for r in self.repeats], keep=False)
         if not finished_runs(rec):
             return None
-        runs = rec["runs"]
-        grid = self.record["grid"]
-        rec["grid"] = {"datasets": [d for d in grid["datasets"] if d in set(runs.dataset)],
-                       "methods": [m for m in grid["methods"] if m in set(runs.method)],
-                       "variants": [v for v in grid["variants"] if v in set(runs.method)],
-                       "seeds": [s for s in grid["seeds"] if s in set(runs.seed.astype(int))]}
-        return rec
+        return _with_grid_of(rec, self.record["grid"])
+
+    def judged(self, by_name: dict[str, "Recorded"]) -> dict | None:
+        """What the claims and figures read: :meth:`counted`, plus the baseline's runs of the declared
+        methods from its source. Another study's runs are paired with this one's only where this study
+        repeats one of them and the repeat has the same numbers (the two codes compute the method
+        alike, shown on a run); else refused."""
+        rec = self.counted()
+        if not self.baseline or rec is None:
+            return rec
+        src = by_name.get(self.baseline["study"])
+        if src is None:
+            raise RecordError(f"{self.folder / DECLARATION}: its baseline study {self.baseline['study']!r} is not "
+                              "read with it; read both (autonorm-report --findings reads every study)")
+        for m in self.baseline["methods"]:
+            shown = [r for r, *_ in self.repeats if parse_run(r)[1] == m]
+            if not shown:
+                raise RecordError(f"{self.folder / DECLARATION}: it pairs with {src.name}'s {m} runs, but repeats none "
+                                  f"of them, so nothing shows that its code computes {m} as {src.name}'s did: train "
+                                  f"one {m} run of {src.name}'s in this study, or train {m} here")
+            bad = [(r, self.repeat_differences[r]) for r in shown if self.repeat_differences.get(r)]
+            if bad:
+                raise RecordError(f"{self.folder / DECLARATION}: it pairs with {src.name}'s {m} runs, but its repeat "
+                                  f"{bad[0][0]} differs from {src.name}'s ({'; '.join(bad[0][1][:3])}): the two codes "
+                                  f"do not compute {m} alike; train {m} in this study")
+        keys = [k for k in finished_runs(src.record) if k[1] in self.baseline["methods"]]
+        borrowed = select_runs(src.record, keys, keep=True)
+        own = rec["runs"]  # its own rows of those methods (unfinished ones): the source's replace them
+        rec = select_runs(rec, [(d, m, sd) for d, m, sd in zip(own.dataset, own.method, own.seed)
+                                if m in self.baseline["methods"]], keep=False)
+        out = dict(rec)
+        for name in (*FRAMES, "provenance"):
+            out[name] = pd.concat([f for f in (rec[name], borrowed[name]) if not f.empty] or [rec[name]],
+                                  ignore_index=True)
+        out["configs"] = {**rec["configs"], **borrowed["configs"]}
+        out["ds_info"] = {**borrowed.get("ds_info", {}), **rec.get("ds_info", {})}
+        grid = dict(rec["grid"])
+        grid["methods"] = list(dict.fromkeys(grid["methods"] + list(self.baseline["methods"])))
+        grid["seeds"] = sorted(set(grid["seeds"]) | {k[2] for k in keys})
+        out["grid"] = grid
+        return out
+
+
+def _with_grid_of(rec: dict, grid: dict) -> dict:
+    """``rec`` with the grid narrowed to the runs it holds."""
+    runs = rec["runs"]
+    rec["grid"] = {"datasets": [d for d in grid["datasets"] if d in set(runs.dataset)],
+                   "methods": [m for m in grid["methods"] if m in set(runs.method)],
+                   "variants": [v for v in grid["variants"] if v in set(runs.method)],
+                   "seeds": [s for s in grid["seeds"] if s in set(runs.seed.astype(int))]}
+    return rec
 
 
 def _identities(rec: dict) -> dict[tuple, list[tuple[str, str, int]]]:
@@ -213,11 +273,39 @@ def _count_once(studies: Sequence[Recorded]) -> None:
         for st, _ in declared:
             for key in _identities(st.record)[ident]:
                 st.repeats.append((run_name(key), source.name, run_name(skey)))
+                st.repeat_differences[run_name(key)] = differences(st.record, source.record, key, skey) \
+                    + history_differences(st.record, source.record, key, skey)
 
 
 def load_studies(named: Sequence[tuple[str, str | Path]]) -> list[Recorded]:
     """The study records ``named`` ((name, folder), in the page's order), each loaded and the
     runs they share counted once (:func:`_count_once`)."""
-    studies = [Recorded(name, Path(folder), load_study(folder), sources_of(folder)) for name, folder in named]
+    studies = [Recorded(name, Path(folder), load_study(folder), *declaration_of(folder)[:1],
+                        baseline=declaration_of(folder)[1]) for name, folder in named]
     _count_once(studies)
     return studies
+
+
+#: a run's per-epoch numbers compared between a repeat and its source (not the measured times)
+HISTORY_NUMBERS = ("train_loss", "val_loss", "val_metric", "mean_entropy", "mean_w_dyt")
+
+
+def history_differences(a: dict, b: dict, key_a, key_b) -> list[str]:
+    """The epochs at which run ``key_a`` of ``a`` and ``key_b`` of ``b`` differ in a per-epoch
+    number (:data:`HISTORY_NUMBERS`; NaN equals NaN), e.g. ["epoch 3 train_loss 1.41 vs 1.42"]."""
+    def of(rec, key):
+        h = rec["history"]
+        if h.empty:
+            return h
+        h = h[(h.dataset == key[0]) & (h.method == key[1]) & (h.seed == key[2])]
+        return h.set_index("epoch")[[c for c in HISTORY_NUMBERS if c in h.columns]].sort_index()
+
+    x, y = of(a, key_a), of(b, key_b)
+    if len(x) != len(y) or list(x.index) != list(y.index):
+        return [f"epochs {len(x)} vs {len(y)}"] if len(x) or len(y) else []
+    out = []
+    for col in x.columns.intersection(y.columns):
+        u, v = pd.to_numeric(x[col], errors="coerce"), pd.to_numeric(y[col], errors="coerce")
+        diff = ~((u == v) | (u.isna() & v.isna()))
+        out += [f"epoch {e} {col} {u[e]:.10g} vs {v[e]:.10g}" for e in diff[diff].index[:2]]
+    return out

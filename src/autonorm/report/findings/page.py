@@ -110,13 +110,24 @@ def _record_lines(st: Study) -> list[str]:
     if st.repeats:
         from autonorm.analysis.study_folders import DECLARATION
 
-        runs = "; ".join(f"{own} is {src}'s {theirs}" for own, src, theirs in st.repeats)
+        runs = "; ".join(f"{own} is {src}'s {theirs}" + _same_or_not(st.repeat_differences.get(own))
+                         for own, src, theirs in st.repeats)
         sources = ", ".join(dict.fromkeys(src for _, src, _ in st.repeats))
         read = ("the claims and figures read it without them" if st.without_repeats is not None
                 else "the claims and figures do not read it")
         lines.append(f"  - repeats (declared in `{(st.root / DECLARATION).as_posix()}`): {runs}; counted once, "
                      f"in {sources}: {read}.")
+    if st.baseline:
+        lines.append(f"  - pairs with {st.baseline['study']}'s {', '.join(st.baseline['methods'])} runs (declared): its "
+                     "repeat of one of them shows that its code computes them alike.")
     return lines
+
+
+def _same_or_not(diffs: list | None) -> str:
+    if diffs is None:
+        return ""
+    return (" (the same in every recorded number: per-epoch losses, validation metric, test metrics; times aside)"
+            if not diffs else f" (differs: {'; '.join(diffs[:3])})")
 
 
 def _studies_read(studies: list[Study]) -> list[str]:

@@ -32,10 +32,15 @@ class Study:
     #: less them, which the claims and figures read (None: no run left)
     repeats: list = field(default_factory=list)
     without_repeats: "Study | None" = None
+    #: how each repeated run differs from its source's (empty: the same numbers), and the methods the
+    #: study pairs with from a source (study_folders.Recorded)
+    repeat_differences: dict = field(default_factory=dict)
+    baseline: dict | None = None
 
     def judged(self) -> "Study | None":
-        """The study as the claims and figures read it: without the runs it repeats (declared)."""
-        return self.without_repeats if self.repeats else self
+        """The study as the claims and figures read it: without the runs it repeats (declared), with
+        the baseline runs it pairs with (declared)."""
+        return self.without_repeats if (self.repeats or self.baseline) else self
 
     @classmethod
     def load(cls, name: str, root: str | Path) -> "Study | None":
@@ -150,7 +155,9 @@ def find_studies(pairs: list[tuple[str, str]] | None, studies_dir: Path, scratch
         named = sorted(((p.name, p) for p in study_folders(studies_dir)),
                        key=lambda np: (order.get(np[0], len(order)), np[0]))
     is_record = [bool(parts_of(f)) for _, f in named]
-    records = iter(load_studies([nf for nf, rec in zip(named, is_record) if rec]))
+    loaded = load_studies([nf for nf, rec in zip(named, is_record) if rec])
+    by_name = {r.name: r for r in loaded}
+    records = iter(loaded)
     found = []
     for (name, folder), rec in zip(named, is_record):
         if not rec:
@@ -159,9 +166,9 @@ def find_studies(pairs: list[tuple[str, str]] | None, studies_dir: Path, scratch
             continue
         r = next(records)
         st = Study.from_record(name, folder, scratch, r.record)
-        st.repeats = r.repeats
-        counted = r.counted() if r.repeats else None
-        st.without_repeats = None if counted is None else Study.from_record(name, folder, scratch / "counted", counted)
+        st.repeats, st.repeat_differences, st.baseline = r.repeats, r.repeat_differences, r.baseline
+        judged = r.judged(by_name) if (r.repeats or r.baseline) else None
+        st.without_repeats = None if judged is None else Study.from_record(name, folder, scratch / "judged", judged)
         found.append(st)
     if pairs:
         return found
