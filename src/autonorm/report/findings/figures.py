@@ -249,6 +249,7 @@ def method_comparison(studies, reference, out_dir: Path, plt) -> str | None:
                 rows.append((st, d, metric, g.reset_index(drop=True)))
     if not rows:
         return None
+    rows.sort(key=lambda r: rules.study_regime(r[0], reference, r[1])[0] is not True)  # in the regime first
     ncols = min(4, len(rows))
     nrows = math.ceil(len(rows) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.4 * ncols, 3.9 * nrows), squeeze=False)
