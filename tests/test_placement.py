@@ -2,6 +2,7 @@
 per block whose weights both sub-layers use (the paper's "a lightweight two-layer MLP per block")."""
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -126,3 +127,35 @@ def test_autonorm_s_trains_records_and_freezes_under_each_placement(placement, t
     assert len({k.split(".selector.")[0] for k in sd if ".selector." in k}) == depth * selectors_per_block(placement)
     assert len(gated_norms(build_model(json.loads((data / "meta.json").read_text()), "autonorm_s", cfg["model"],
                                        cfg["norm_options"]))) == depth * selectors_per_block(placement)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("placement", ["per_block", "per_sublayer"])
+def test_smoke_dag_end_to_end_with_each_placement(placement, tmp_path):
+    """The smoke DAG on one stand-in with the gated methods, to the report, under each placement:
+    the gates are recorded, tabled and reported per selector (one per block, or two)."""
+    import shutil
+    import subprocess
+
+    import pandas as pd
+
+    root = Path(__file__).resolve().parents[1]
+    for name in ["Snakefile", "config.yaml", "workflow", "profiles", "envs"]:
+        src = root / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
+    (tmp_path / "placement.yaml").write_text(f"autonorm:\n  placement: {placement}\n")
+    p = subprocess.run(["snakemake", "all", "--cores", "2", "--configfile", "workflow/presets/smoke.yaml",
+                        "placement.yaml", "--config", "results_dir=results", "datasets=[smoke_digits]",
+                        "methods=[frozen_ln,random,autonorm_s]", "seeds=[0]"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=900)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    res = tmp_path / "results"
+    assert (res / "report.md").is_file()
+    gates = pd.read_csv(res / "tables" / "gates.csv")
+    names = set(gates[gates.method == "autonorm_s"].selector)
+    depth = 2  # the smoke preset's blocks
+    want = ({f"block{i}" for i in range(depth)} if placement == "per_block"
+            else {f"block{i}.{s}" for i in range(depth) for s in ("attn", "mlp")})
+    assert names == want
+    cfg = json.loads((res / "runs" / "smoke_digits" / "autonorm_s" / "seed0" / "config.json").read_text())
+    assert cfg["norm_options"].get("placement") == (placement if placement == "per_block" else None)
