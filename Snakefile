@@ -9,8 +9,9 @@
 
 from snakemake.utils import min_version
 
-from autonorm.config.workflow import check_config, check_writable, read_yaml
-from autonorm.console import failure_paragraphs
+from autonorm.config.workflow import check_config, read_yaml
+from autonorm.workflow_support.checks import check_writable
+from autonorm.workflow_support.console import failure_paragraphs
 
 min_version("9.0")
 
@@ -71,7 +72,7 @@ for _dataset in config["datasets"]:
 
 
 # What a person needs at the end: where the report is, or, when a job failed, that job's own
-# message: the last lines of each failed job's log (autonorm.console; the whole log when short).
+# message: the last lines of each failed job's log (autonorm.workflow_support.console; the whole log when short).
 onsuccess:
     if Path(REPORT_MD).is_file():
         print(f"\nReport:  {REPORT_MD}\nFigures: {FIGURES_DIR}/\nTables:  {TABLES_DIR}/")

@@ -14,8 +14,7 @@ import math
 import pandas as pd
 import pytest
 
-from test_aggregate import build_results, run_aggregate
-from test_report_fits_preset import TEACHER_PARAMS, copy_run
+from helpers.hand_results import TEACHER_PARAMS, build_results, copy_run, run_aggregate
 
 from autonorm.report import findings
 
