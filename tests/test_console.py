@@ -6,6 +6,8 @@ a job failed, and a dry run must say what it would run.
 """
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from helpers.snakemake_runs import smoke_snakemake
@@ -76,3 +78,45 @@ def test_a_dry_run_lists_the_jobs_it_would_run(tmp_path):
     assert "rule preprocess:" in out
 
 
+
+def _record(event, level=logging.INFO, msg="", **fields):
+    record = logging.LogRecord("snakemake.logging", level, __file__, 0, msg, None, None)
+    record.__dict__.update(event=event, **fields)
+    return record
+
+
+def test_a_real_runs_console_shows_a_job_in_one_line_and_the_log_file_keeps_its_block():
+    """The console formatter the Snakefile puts on a real run's console: a job is one line (rule and
+    wildcards), a failed job one line naming its log, a failed command cut short; what Snakemake's
+    own formatter prints (its log file, a dry run) is unchanged, and so are the shell commands that
+    --printshellcmds shows."""
+    pytest.importorskip("snakemake")
+    from snakemake.logging import DefaultFormatter
+    from snakemake_interface_logger_plugins.common import LogEvent
+
+    from autonorm.workflow_support.console import NoSchedulerChatter, OneLineJobs
+
+    snakemakes, ours = DefaultFormatter(), OneLineJobs(DefaultFormatter())
+    job = _record(LogEvent.JOB_INFO, rule_name="train", jobid=12, wildcards={"dataset": "mnist", "seed": 0},
+                  rule_msg=None, local=True, is_checkpoint=False, input=["data/mnist"],
+                  output=["runs/mnist/frozen_ln/seed0/status.json"], log=["logs/train.log"], benchmark=None,
+                  reason="Missing output files", priority=0, threads=2, resources={"mem_mb": 4000}, indent=False)
+    block = snakemakes.format(job)
+    assert "output: runs/mnist/frozen_ln/seed0/status.json" in block and "resources:" in block
+    line = ours.format(job)
+    assert line.endswith("] rule train: dataset=mnist, seed=0 (jobid 12)") and "\n" not in line
+    error = _record(LogEvent.JOB_ERROR, logging.ERROR, rule_name="train", jobid=12, rule_msg=None,
+                    log=["logs/train.log"], indent=False)
+    assert ours.format(error).endswith("] Error in rule train (jobid 12); log: logs/train.log (its last lines at the end)")
+    command = "autonorm-train --run-config '" + "x" * 6000 + "'"
+    failed = _record(None, logging.ERROR, f"RuleException:\nCalledProcessError in file Snakefile, line 3:\n"
+                                          f"Command 'set -euo pipefail; {command}' returned non-zero exit status 2.")
+    text = ours.format(failed)
+    assert len(text) < 400 and text.endswith("...' returned non-zero exit status 2.") and text.startswith("RuleException:")
+    assert snakemakes.format(failed) == failed.msg  # the log file keeps the whole command
+    shell = _record(LogEvent.SHELLCMD, msg="Shell command: autonorm-train --run-config x", shellcmd="autonorm-train ...")
+    assert ours.format(shell) == snakemakes.format(shell)
+    chatter = NoSchedulerChatter()
+    assert not chatter.filter(_record(None, msg="Select jobs to execute..."))
+    assert not chatter.filter(_record(LogEvent.JOB_STARTED, msg="Execute 2 jobs..."))
+    assert chatter.filter(_record(None, msg="4 of 14 steps (29%) done"))

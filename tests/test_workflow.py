@@ -77,6 +77,8 @@ def test_small_dag_end_to_end_with_a_quiet_console(tmp_path):
     res = work / "results"
     assert (res / "report.md").is_file() and (res / "figures" / "method_comparison.png").is_file()
     assert "autonorm-train --run-config" not in out and len(out) < 20_000  # no 6,000-character commands
+    # one line per job, not Snakemake's block of files and resources (autonorm.workflow_support.console)
+    assert "] rule train: dataset=smoke_pos, method=frozen_ln, seed=0 (jobid " in out and "    output: " not in out
     tail = p.stdout.strip().splitlines()[-6:]  # Snakemake logs to stderr; the handler prints to stdout
     assert any(line.startswith("Report:") and "results/report.md" in line for line in tail), tail
     runs = pd.read_csv(res / "tables" / "runs.csv")

@@ -1,4 +1,14 @@
-"""What a failed workflow shows on the console: each failed job's own message, in one paragraph.
+"""What a workflow run shows on the console: one line per job, and each failed job's own message.
+
+Snakemake prints every job as a block (rule, input, output, log, jobid, reason, wildcards,
+threads, resources): on the smoke grid, 166 KB that bury the progress. Its ``quiet: [rules]``
+would silence more than the blocks: a dry run's list of jobs, ``--printshellcmds``'s commands, and
+the error blocks of its own log file, which :func:`failure_paragraphs` reads. So the Snakefile
+calls :func:`shorten_console` in a real run instead: on the console alone, a job is one line
+(rule and wildcards), a failed job one line (rule, jobid, log), and the scheduler's "Select jobs
+to execute..." is left out; Snakemake's log file keeps every block, a dry run lists its jobs in
+full, and ``--printshellcmds`` shows each command under its job's line (``--verbose``: the
+blocks as Snakemake prints them).
 
 Snakemake's ``show-failed-logs`` prints a failed job's whole log, which for a training is every
 epoch before the traceback. The Snakefile's ``onerror`` hands Snakemake's own log to
@@ -6,6 +16,7 @@ epoch before the traceback. The Snakefile's ``onerror`` hands Snakemake's own lo
 whole log when it is short), where the job's own error message is."""
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 
@@ -73,3 +84,69 @@ def failure_paragraphs(snakemake_log_paths, lines: int = TAIL_LINES) -> str:
                 cut = f", its last {lines} of {n} lines" if n > lines else ""
                 out.append(f"{head}; log {log}{cut}:\n" + "\n".join(f"    {b}" for b in body))
     return "\n\n".join(out)
+
+
+class OneLineJobs(logging.Formatter):
+    """Snakemake's console formatter, but a job, a finished job and a failed job one line each."""
+
+    def __init__(self, inner: logging.Formatter):
+        super().__init__()
+        self.inner = inner
+
+    def format(self, record: logging.LogRecord) -> str:
+        from snakemake.logging import timestamp
+        from snakemake_interface_logger_plugins.common import LogEvent
+
+        event = getattr(record, "event", None)
+        indent = "    " if getattr(record, "indent", False) else ""
+        if event == LogEvent.JOB_INFO:
+            wildcards = ", ".join(f"{k}={v}" for k, v in (getattr(record, "wildcards", None) or {}).items())
+            rule = f"rule {record.rule_name}" + (f": {wildcards}" if wildcards else "")
+            return f"{indent}{timestamp()} {rule} (jobid {record.jobid})"
+        if event == LogEvent.JOB_FINISHED:
+            return f"{timestamp()} {record.msg}"
+        if event == LogEvent.JOB_ERROR:
+            logs = ", ".join(getattr(record, "log", None) or [])
+            message = f": {record.rule_msg}" if getattr(record, "rule_msg", None) else ""
+            where = f"; log: {logs} (its last lines at the end)" if logs else ""
+            return f"{indent}{timestamp()} Error in rule {record.rule_name} (jobid {record.jobid}){message}{where}"
+        text = self.inner.format(record)
+        return shorten_failed_command(text) if record.levelno >= logging.ERROR else text
+
+
+#: a failed shell command is shown by its first characters on the console (a training's command
+#: holds its whole run config: thousands of characters of JSON)
+COMMAND_CHARS = 160
+_FAILED_COMMAND = re.compile(r"^Command '(?P<cmd>.*?)' returned non-zero exit status (?P<code>-?\d+)\.$", re.M | re.S)
+
+
+def shorten_failed_command(text: str, chars: int = COMMAND_CHARS) -> str:
+    """Snakemake's "Command '...' returned non-zero exit status N." with the command cut to its
+    first ``chars`` characters (the log file and --printshellcmds keep it whole)."""
+    def cut(m: re.Match) -> str:
+        cmd = m["cmd"] if len(m["cmd"]) <= chars else m["cmd"][:chars] + " ..."
+        return f"Command '{cmd}' returned non-zero exit status {m['code']}."
+    return _FAILED_COMMAND.sub(cut, text)
+
+
+#: the scheduler's messages between jobs, which tell a person nothing (Snakemake's log file keeps them)
+SCHEDULER_CHATTER = re.compile(r"^(Select jobs to execute\.\.\.|Execute \d+ jobs\.\.\.)$")
+
+
+class NoSchedulerChatter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not SCHEDULER_CHATTER.match(str(record.msg))
+
+
+def shorten_console() -> bool:
+    """On Snakemake's console handler (its log file is left as it is): :class:`OneLineJobs`, and
+    no scheduler chatter. False when there is no such handler (a logger plugin writes the console)."""
+    from snakemake.logging import logger
+
+    done = False
+    for handler in logger.handlers:
+        if handler.name == "DefaultStreamHandler" and not isinstance(handler.formatter, OneLineJobs):
+            handler.setFormatter(OneLineJobs(handler.formatter))
+            handler.addFilter(NoSchedulerChatter())
+            done = True
+    return done
