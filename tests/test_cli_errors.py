@@ -104,7 +104,7 @@ def test_autonorm_data_ends_as_every_command_does(tmp_path, capsys, monkeypatch)
     monkeypatch.setattr(pipeline, "preprocess", denied)
     rc = data_cli.main(["download", "--dataset", "cifar10", "--raw-dir", str(tmp_path / "raw")])
     err = capsys.readouterr().err
-    assert rc == 2 and err.startswith("autonorm-data: error: Dataset 'cifar10': missing files") and "Traceback" not in err
+    assert rc == 2 and err.startswith("[autonorm-data] ERROR: Dataset 'cifar10': missing files") and "Traceback" not in err
     args = ["preprocess", "--dataset", "cifar10", "--raw-dir", str(tmp_path / "raw"), "--out", str(tmp_path / "out")]
     rc = data_cli.main(args)
     err = capsys.readouterr().err

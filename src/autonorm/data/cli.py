@@ -99,10 +99,10 @@ def _main(argv: Optional[List[str]] = None) -> int:
                                         force_generate=args.generate, workers=args.workers)
             print(f"[autonorm-data] wrote {args.out} generated={meta['generated']} n_per_severity={meta['n_per_severity']}")
     except DataError as exc:  # raw data missing or failing verification: exit code 2 (README "Exit codes")
-        print(f"autonorm-data: error: {exc}", file=sys.stderr)
+        print(f"[autonorm-data] ERROR: {exc}", file=sys.stderr)
         return 2
     except KeyError as exc:  # an unknown dataset
-        print(f"autonorm-data: error: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        print(f"[autonorm-data] ERROR: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
     return 0
 
