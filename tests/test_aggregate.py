@@ -28,7 +28,6 @@ def tables(tmp_path_factory):
     return run_aggregate(root)
 
 
-
 def test_all_tables_written(tables):
     for name in aggregate.TABLE_NAMES:
         assert name in tables
@@ -153,7 +152,6 @@ def test_eval_stub_alone_means_diverged(tmp_path):
     r = t["runs.csv"].iloc[0]
     assert r.status == "diverged" and "NaN loss at step 3" in r.message
     assert (t["summary.csv"]["n"] == 0).all()
-
 
 
 def test_missing_config_hash_is_unknown_not_stale(tables):

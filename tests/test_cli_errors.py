@@ -85,7 +85,6 @@ def test_explain_maps_each_kind_to_its_code(tmp_path):
     assert code == cli.EXIT_BUG and "--debug" in text
 
 
-
 def test_autonorm_data_ends_as_every_command_does(tmp_path, capsys, monkeypatch):
     """autonorm-data: raw data missing is exit code 2 in one paragraph (README "Exit codes"); a
     problem of another kind (a folder it may not write) ends as every command's does: one

@@ -326,7 +326,6 @@ def test_patch_size_and_variant_eps_h_are_checked_before_any_job():
         check_config(cfg)
 
 
-
 @pytest.mark.parametrize("eps_h, t_freeze, key", [(0.0, 1, "eps_h"), (10.0, 1, "eps_h"), (0.1, 9, "t_freeze")])
 def test_training_entry_point_refuses_what_the_workflow_refuses(tmp_path, capsys, eps_h, t_freeze, key):
     """autonorm-train and the workflow's config check run one validation of the AutoNorm settings:

@@ -22,7 +22,6 @@ def test_the_default_profile_keeps_going_so_every_missing_dataset_is_named():
     assert prof.get("keep-going") is True and "printshellcmds" not in prof
 
 
-
 @pytest.mark.dag  # runs Snakemake
 def test_a_failed_download_reaches_the_console_with_its_own_message(tmp_path):
     """Under the default profile: an offline download from an empty folder fails, and the console
@@ -76,7 +75,6 @@ def test_a_dry_run_lists_the_jobs_it_would_run(tmp_path):
     out = r.stdout + r.stderr
     assert "rule train:" in out and "wildcards: dataset=smoke_digits, method=autonorm_s, seed=0" in out
     assert "rule preprocess:" in out
-
 
 
 def _record(event, level=logging.INFO, msg="", **fields):

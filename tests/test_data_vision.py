@@ -334,7 +334,6 @@ def test_offline_cifar_names_the_archive_or_the_folder_as_one_choice(tmp_path, m
     assert text.count("\n  - ") == 1  # one item, not the archive and every batch file
 
 
-
 def test_from_folder_with_a_symlink_loop_returns(tmp_path):
     from autonorm.data import local_source
 

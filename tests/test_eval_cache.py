@@ -1,6 +1,7 @@
 """Evaluation computed in the training process (autonorm.run.eval_cache): the evaluate job writes the
 same bytes as a fresh evaluation, and evaluates from scratch whenever any input of the result
-differs."""
+differs; none is stored when the package's code changed after it was imported (the code
+fingerprint), since the evaluation would be of code that no longer exists."""
 
 import json
 import shutil
@@ -292,7 +293,6 @@ def test_fingerprint_is_the_code_at_process_start(tmp_path, monkeypatch):
     pinned = eval_cache.pin_code_fingerprint()
     (copy / "metrics.py").write_text("# edited\n")
     assert eval_cache.code_fingerprint() == pinned != eval_cache.fingerprint_on_disk()
-
 
 
 def test_source_edited_between_import_and_main_stores_no_evaluation(tmp_path, monkeypatch):

@@ -1,5 +1,6 @@
 """Run-folder faults (issue 14, items 1, 2, 3, 8, 9): stale outputs, concurrent
-writers, corrupt checkpoints, failed writes. Tiny models, 1-3 epochs, CPU."""
+writers, corrupt checkpoints, failed writes (and atomic JSON), a damaged model.pt refused by every reader
+(its sha256 is recorded when it is written). Tiny models, 1-3 epochs, CPU."""
 
 import errno
 import json
