@@ -9,8 +9,9 @@
 
 from snakemake.utils import min_version
 
-from autonorm.config.workflow import check_config, check_writable, read_yaml
-from autonorm.console import failure_paragraphs
+from autonorm.config.workflow import check_config, read_yaml
+from autonorm.workflow_support.checks import check_writable
+from autonorm.workflow_support.console import failure_paragraphs, shorten_console
 
 min_version("9.0")
 
@@ -31,9 +32,16 @@ if isinstance(config.get("seeds"), list):
 # with the key named. `device: cuda` is checked here when the jobs run on this
 # machine; with an executor that sends them elsewhere (SLURM), the job checks.
 check_config(config, check_device=workflow.local_exec and workflow.is_main_process)
+# A real run, not a dry one (`workflow.dryrun` is not set yet while this file is read).
+_real_run = workflow.is_main_process and not workflow.output_settings.dryrun
 # An unwritable results folder in one paragraph, before Snakemake removes a job's old outputs.
-if workflow.is_main_process and not workflow.dryrun:
+if _real_run:
     check_writable(config["results_dir"])
+# The console of a real run: one line per job, not Snakemake's block of files and resources
+# (autonorm.workflow_support.console: its log file keeps every block; a dry run lists its jobs in
+# full; --printshellcmds shows the commands; --verbose the blocks).
+if _real_run and not workflow.output_settings.verbose:
+    shorten_console()
 
 
 include: "workflow/rules/common.smk"
@@ -71,7 +79,7 @@ for _dataset in config["datasets"]:
 
 
 # What a person needs at the end: where the report is, or, when a job failed, that job's own
-# message: the last lines of each failed job's log (autonorm.console; the whole log when short).
+# message: the last lines of each failed job's log (autonorm.workflow_support.console; the whole log when short).
 onsuccess:
     if Path(REPORT_MD).is_file():
         print(f"\nReport:  {REPORT_MD}\nFigures: {FIGURES_DIR}/\nTables:  {TABLES_DIR}/")

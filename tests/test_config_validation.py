@@ -6,6 +6,7 @@ the refusal happens before the DAG runs a job.
 """
 
 import copy
+import json
 import os
 import shutil
 import subprocess
@@ -16,6 +17,9 @@ import pytest
 import yaml
 
 from autonorm.config.workflow import ConfigError, check_config, check_report_grid, deep_merge
+from autonorm.run.train import main as train_main
+from helpers.tiny_datasets import make_processed
+from helpers.tiny_runs import run_config
 
 ROOT = Path(__file__).resolve().parents[1]
 PAPER = yaml.safe_load((ROOT / "config.yaml").read_text())
@@ -232,6 +236,7 @@ def snakemake_dry(tmp_path, *args):
     return p, p.stdout + p.stderr, out
 
 
+@pytest.mark.dag  # runs Snakemake
 def test_snakemake_refuses_nonsense_before_any_job(tmp_path):
     tweak = tmp_path / "tweak.yaml"
     tweak.write_text(f"results_dir: {tmp_path}/results\nraw_dir: {tmp_path}/raw\n"
@@ -248,6 +253,7 @@ def test_snakemake_refuses_nonsense_before_any_job(tmp_path):
     assert "Job stats" not in out and not res.exists()
 
 
+@pytest.mark.dag  # runs Snakemake
 def test_yaml_syntax_error_names_file_and_line(tmp_path):
     # the workflow's own config.yaml: the Snakefile reads it first and names file and line
     work = tmp_path / "work"
@@ -283,6 +289,7 @@ def test_config_check_command(tmp_path):
     assert bad.returncode == 2 and "config key dataset_config.mnist.data.val_fracton" in bad.stderr
 
 
+@pytest.mark.dag  # runs Snakemake
 @pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="this machine has CUDA")
 def test_snakemake_refuses_cuda_without_cuda(tmp_path):
     p, out, res = snakemake_dry(tmp_path, "--config", "runtime={'device': 'cuda'}",
@@ -300,3 +307,58 @@ def test_every_shipped_preset_passes_the_config_check(preset, monkeypatch, capsy
 
     monkeypatch.chdir(ROOT)
     assert workflow.main(["config.yaml", f"workflow/presets/{preset}"]) == 0, capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- checks of one run's settings
+def test_patch_size_and_variant_eps_h_are_checked_before_any_job():
+    from autonorm.config.workflow import ConfigError, check_config, load_config
+
+    cfg = load_config(ROOT / "config.yaml")
+    cfg["dataset_config"]["mnist"]["model"] = {"patch_size": 5}
+    with pytest.raises(ConfigError, match=r"dataset_config.mnist.model.patch_size: patch_size=5 does not "
+                                          r"divide the 28x28 images \(datasets mnist\)"):
+        check_config(cfg)
+    cfg = load_config(ROOT / "config.yaml")
+    cfg["ablations"] = {"datasets": ["ptb_pos"], "variants": ["gate_3"]}
+    cfg["variants"]["gate_3"]["autonorm"]["eps_h"] = 1.2
+    cfg["autonorm"]["freeze"]["nlp"] = True
+    with pytest.raises(ConfigError, match=r"variants.gate_3.autonorm.eps_h: eps_h=1.2 is not below ln 3"):
+        check_config(cfg)
+
+
+@pytest.mark.parametrize("eps_h, t_freeze, key", [(0.0, 1, "eps_h"), (10.0, 1, "eps_h"), (0.1, 9, "t_freeze")])
+def test_training_entry_point_refuses_what_the_workflow_refuses(tmp_path, capsys, eps_h, t_freeze, key):
+    """autonorm-train and the workflow's config check run one validation of the AutoNorm settings:
+    eps_h 0 (always freezes), eps_h 10 (never freezes: above ln 2) and a t_freeze after the last
+    epoch are refused by both, naming the key."""
+    import copy
+
+    import yaml
+
+    from autonorm.config.run_config import ConfigError, run_settings_problems
+    from autonorm.config.workflow import check_config
+
+    data = make_processed(tmp_path / "data", "regression")
+    cfg = run_config(data, tmp_path / "run", method="autonorm_s", epochs=2, eps_h=eps_h, t_freeze=t_freeze)
+    assert [k for k, _ in run_settings_problems(cfg)] == [f"autonorm.{key}"]
+    assert train_main(["--run-config", json.dumps(cfg), "--threads", "1"]) == 2
+    assert f"run config key autonorm.{key}" in capsys.readouterr().err
+    assert not (tmp_path / "run" / "metrics.json").exists()
+
+    base = yaml.safe_load((Path(__file__).resolve().parents[1] / "workflow" / "presets" / "smoke.yaml").read_text())
+    wf = yaml.safe_load((Path(__file__).resolve().parents[1] / "config.yaml").read_text())
+    wf.update(copy.deepcopy(base))
+    wf["autonorm"] = dict(wf.get("autonorm") or {}, eps_h=eps_h if eps_h > 0 else 1e-9,
+                          t_freeze=t_freeze if key == "t_freeze" else 1)
+    if eps_h == 0:  # the schema refuses it (exclusiveMinimum 0), naming the key
+        wf["autonorm"]["eps_h"] = 0.0
+    with pytest.raises(ConfigError, match=rf"autonorm\.{key}"):
+        check_config(wf)
+
+
+def test_run_settings_of_a_good_run_pass():
+    from autonorm.config.run_config import run_settings_problems
+
+    cfg = run_config(Path("/nowhere"), Path("/nowhere/run"), method="autonorm_s", epochs=3, eps_h=0.1, t_freeze=2)
+    assert run_settings_problems(cfg) == []
+    assert run_settings_problems(dict(cfg, method="frozen_ln", autonorm=dict(cfg["autonorm"], eps_h=10))) == []

@@ -13,7 +13,8 @@ from torch.utils.flop_counter import FlopCounterMode
 from autonorm.methods import METHODS
 from autonorm.models import build_model
 from autonorm.run.cost import flops_per_sample
-from test_models import META, MODEL, _batch
+from helpers.model_inputs import META, MODEL
+from helpers.model_inputs import batch as _batch
 
 
 @pytest.mark.parametrize("task", sorted(META))

@@ -4,7 +4,7 @@ import tarfile
 import numpy as np
 import pytest
 
-import fixtures_data as fx
+import helpers.raw_files as fx
 from autonorm.data import CORRUPTIONS, DataCorruptError, load_corruptions
 from autonorm.data import corruption_sets
 from autonorm.data.cli import main

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-import fixtures_data as fx
+import helpers.raw_files as fx
 from autonorm.data import DataCorruptError, DataMissingError, load_processed, nlp, registry
 from autonorm.data.baselines import trivial_baseline
 from autonorm.data.cli import main
@@ -425,3 +425,17 @@ def test_unknown_word_signatures_by_hand():
     # the trivial baseline stays per word: "cat" and "jumped" are unknown -> most frequent tag (DT/NN tie
     # broken by the lowest id); only "the" is scored by its own tag
     assert meta["trivial_baseline"]["name"].startswith("most-frequent tag per word")
+
+
+def test_a_failed_verification_removes_the_verified_marker(tmp_path):
+    from autonorm.data import pipeline
+    from autonorm.data.errors import DataError
+
+    raw = tmp_path / "raw"
+    folder = raw / "energy_efficiency"
+    folder.mkdir(parents=True)
+    (folder / ".complete").write_text(json.dumps({"provenance": {"status": "verified"}}))
+    (folder / "ENB2012_data.csv").write_text("X1,X2\n1,2\n")  # damaged: not the published table
+    with pytest.raises(DataError):
+        pipeline.download("energy_efficiency", raw, {})
+    assert not (folder / ".complete").exists()

@@ -103,3 +103,13 @@ def test_batches_and_augment(smoke_dir):
     assert torch.allclose(z, ref, atol=1e-6)
     zf = random_crop_flip(z, 2)
     assert zf.dtype == torch.float32
+
+
+def test_smoke_digits_split_note_comes_from_the_split_as_built():
+    from autonorm.data import smoke
+
+    meta, splits = smoke.preprocess_smoke_digits({"val_fraction": 0.15, "test_fraction": 0.2, "split_seed": 0})
+    n = [len(splits[k][1]) for k in ("train", "val", "test")]
+    pct = "/".join(str(round(100 * k / sum(n))) for k in n)
+    assert pct == "65/15/20" and meta["split_note"].startswith(f"seeded {pct} split")
+    assert "70/10/20" not in meta["description"] + meta["split_note"]

@@ -1,11 +1,13 @@
 """Vision loaders on fixture files in the real raw formats (IDX gz, CIFAR pickles/tar, SVHN .mat)."""
 import json
+import os
+import stat
 
 import numpy as np
 import pytest
 import torch
 
-import fixtures_data as fx
+import helpers.raw_files as fx
 from autonorm.data import DataCorruptError, DataMissingError, DataOptionError, load_processed, registry
 from autonorm.data.cli import main
 from autonorm.data.pipeline import download, preprocess
@@ -318,3 +320,45 @@ def test_unverified_cifar_pickles_are_never_loaded(tmp_path):
     with pytest.raises(DataCorruptError, match="never loaded"):
         preprocess("cifar10", raw, tmp_path / "out", {"allow_unverified": True, "val_size": 25})
     assert not (tmp_path / "out").exists()
+
+
+def test_offline_cifar_names_the_archive_or_the_folder_as_one_choice(tmp_path, monkeypatch):
+    from autonorm.data import integrity, vision
+    from autonorm.data.errors import DataMissingError
+
+    monkeypatch.setattr(integrity, "host_reachable", lambda *a, **k: False)
+    with pytest.raises(DataMissingError) as e:
+        vision.download("cifar10", tmp_path)
+    text = str(e.value)
+    assert "one of:" in text and "cifar-10-python.tar.gz" in text and "cifar-10-batches-py" in text
+    assert text.count("\n  - ") == 1  # one item, not the archive and every batch file
+
+
+def test_from_folder_with_a_symlink_loop_returns(tmp_path):
+    from autonorm.data import local_source
+
+    src = tmp_path / "mirror"
+    (src / "sub").mkdir(parents=True)
+    (src / "sub" / "f.txt").write_text("x")
+    os.symlink(".", src / "again")
+    os.symlink("..", src / "sub" / "up")
+    ix = local_source.Index(src)  # never returns on the old code
+    assert [p.name for p in ix.files["f.txt"]] == ["f.txt"] and len(ix.files["f.txt"]) == 1
+
+
+def test_extracted_and_copied_raw_files_respect_the_umask(tmp_path):
+    import gzip
+
+    from autonorm.data import local_source, vision
+
+    old = os.umask(0o022)
+    try:
+        src = tmp_path / "a.gz"
+        with gzip.open(src, "wb") as fh:
+            fh.write(b"abc")
+        vision._extract_gz(src, tmp_path / "a")
+        local_source._copy_file(src, tmp_path / "copy" / "a.gz")
+    finally:
+        os.umask(old)
+    for p in (tmp_path / "a", tmp_path / "copy" / "a.gz"):
+        assert stat.S_IMODE(p.stat().st_mode) == 0o644, p

@@ -1,17 +1,22 @@
 """Evaluation computed in the training process (autonorm.run.eval_cache): the evaluate job writes the
 same bytes as a fresh evaluation, and evaluates from scratch whenever any input of the result
-differs."""
+differs; none is stored when the package's code changed after it was imported (the code
+fingerprint), since the evaluation would be of code that no longer exists."""
 
 import json
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
 
 from autonorm.run import eval_cache, evaluate
+from autonorm.run import train as train_mod
 from autonorm.run.train import main as train_main
-from core_fixtures import make_processed, rewrite_split, run_config
+from helpers.tiny_datasets import make_processed, rewrite_split
+from helpers.tiny_runs import run_config, trained_run
 
 
 def _train(tmp_path, task, name="run", *extra, **cfg_updates):
@@ -244,3 +249,74 @@ def test_corruption_set_beside_needs_exactly_one_set_of_this_dataset(tmp_path):
     assert eval_cache.corruption_set_beside(data) == first
     _corruption_set(data, tmp_path, "two")
     assert eval_cache.corruption_set_beside(data) is None  # ambiguous: the training process skips it
+
+
+# --------------------------------------------------------------------------- the code fingerprint: code edited during a run
+def _package_copy(tmp_path, monkeypatch) -> Path:
+    copy = tmp_path / "pkg"
+    shutil.copytree(eval_cache.PACKAGE_ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(eval_cache, "PACKAGE_ROOT", copy)
+    return copy
+
+
+def test_source_edited_during_a_run_stores_no_evaluation(tmp_path, monkeypatch, caplog):
+    copy = _package_copy(tmp_path, monkeypatch)
+    real_finish = train_mod._finish
+
+    def finish_after_an_edit(*a, **k):  # someone saves metrics.py while the run trains
+        (copy / "metrics.py").write_text((copy / "metrics.py").read_text() + "\n# edited\n")
+        return real_finish(*a, **k)
+
+    monkeypatch.setattr(train_mod, "_finish", finish_after_an_edit)
+    _, run, _ = trained_run(tmp_path)
+    assert not (run / eval_cache.PRECOMPUTED).exists()
+    assert "changed while the training process ran" in caplog.text
+
+
+def test_the_fingerprint_covers_every_folder_of_the_package(tmp_path, monkeypatch):
+    """The whole package, not the folder eval_cache sits in: an edited norm is other code too."""
+    copy = _package_copy(tmp_path, monkeypatch)
+    assert (copy / "methods.py").is_file() and (copy / "layers" / "norms.py").is_file()
+    before = eval_cache.fingerprint_on_disk()
+    (copy / "layers" / "norms.py").write_text((copy / "layers" / "norms.py").read_text() + "\n# edited\n")
+    assert eval_cache.fingerprint_on_disk() != before
+
+
+def test_unedited_source_stores_the_evaluation(tmp_path, monkeypatch):
+    _package_copy(tmp_path, monkeypatch)
+    _, run, _ = trained_run(tmp_path)
+    assert (run / eval_cache.PRECOMPUTED).exists()
+
+
+def test_fingerprint_is_the_code_at_process_start(tmp_path, monkeypatch):
+    copy = _package_copy(tmp_path, monkeypatch)
+    pinned = eval_cache.pin_code_fingerprint()
+    (copy / "metrics.py").write_text("# edited\n")
+    assert eval_cache.code_fingerprint() == pinned != eval_cache.fingerprint_on_disk()
+
+
+def test_source_edited_between_import_and_main_stores_no_evaluation(tmp_path, monkeypatch):
+    """The fingerprint is the code as first imported: an edit after the import and before the
+    entry point's main() starts is other code, and the training process stores no evaluation."""
+    copy = tmp_path / "pkg"  # the package's source as imported (same bytes), then edited
+    shutil.copytree(eval_cache.PACKAGE_ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(eval_cache, "PACKAGE_ROOT", copy)
+    (copy / "metrics.py").write_text((copy / "metrics.py").read_text() + "\n# edited before main()\n")
+    data = make_processed(tmp_path / "data", "regression")
+    cfg = run_config(data, tmp_path / "run", method="frozen_ln", epochs=1)
+    assert train_main(["--run-config", json.dumps(cfg), "--threads", "1"]) == 0
+    assert (tmp_path / "run" / "metrics.json").exists()
+    assert not (tmp_path / "run" / eval_cache.PRECOMPUTED).exists()
+
+
+def test_unedited_source_after_import_stores_the_evaluation(tmp_path, monkeypatch):
+    copy = tmp_path / "pkg"
+    shutil.copytree(eval_cache.PACKAGE_ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(eval_cache, "PACKAGE_ROOT", copy)
+    data = make_processed(tmp_path / "data", "regression")
+    cfg = run_config(data, tmp_path / "run", method="frozen_ln", epochs=1)
+    assert train_main(["--run-config", json.dumps(cfg), "--threads", "1"]) == 0
+    assert (tmp_path / "run" / eval_cache.PRECOMPUTED).exists()
+    env = json.loads((tmp_path / "run" / "env.json").read_text())
+    import autonorm
+    assert env["training_code"] == autonorm.TRAINING_CODE_AT_IMPORT

@@ -9,7 +9,8 @@ import torch.nn.functional as F
 from autonorm.run import export
 from autonorm.layers.norms import AutoNorm
 from autonorm.run.train import train_run
-from core_fixtures import make_processed, run_config, save_model
+from helpers.tiny_datasets import make_processed
+from helpers.tiny_runs import run_config, save_model
 
 
 def test_prune_plan_by_hand():

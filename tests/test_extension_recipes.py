@@ -19,7 +19,8 @@ from autonorm import methods, report
 from autonorm.layers import norms
 from autonorm.layers.norms import GatedNorm, NormSelector, RMSNorm
 from autonorm.run.train import main as train_main
-from core_fixtures import make_processed, run_config
+from helpers.tiny_datasets import make_processed
+from helpers.tiny_runs import run_config
 
 
 class ToyGate(GatedNorm):

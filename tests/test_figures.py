@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from autonorm.report import figures
-from test_aggregate import build_results, run_aggregate
+from helpers.hand_results import build_results, run_aggregate
 
 
 def _check_png(path: Path, min_kb: float = 8.0) -> None:
@@ -82,7 +82,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from autonorm.analysis import stats  # noqa: E402
 from autonorm.io_utils import read_table  # noqa: E402
-from test_aggregate import build_paper_results, run_paper_aggregate  # noqa: E402
+from helpers.paper_results import build_paper_results, run_paper_aggregate  # noqa: E402
 
 
 def _tables(root):
@@ -91,11 +91,9 @@ def _tables(root):
 
 
 @pytest.fixture(scope="module")
-def many(tmp_path_factory):
+def many(paper_results):
     """9 datasets, 8 methods, a 12-layer model (24 selectors), variants, same runs on NLP."""
-    root = build_paper_results(tmp_path_factory.mktemp("many"))
-    run_paper_aggregate(root)
-    return _tables(root)
+    return _tables(paper_results)
 
 
 @pytest.fixture(scope="module")

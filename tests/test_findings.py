@@ -12,7 +12,6 @@ import pytest
 
 from autonorm import report
 from autonorm.report.findings import page as findings
-from test_aggregate import build_paper_results, run_paper_aggregate
 
 
 def test_a_paired_difference_by_the_stated_rule():
@@ -31,13 +30,13 @@ def test_a_paired_difference_by_the_stated_rule():
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory):
-    root = build_paper_results(tmp_path_factory.mktemp("paper"))
-    run_paper_aggregate(root)
-    out = root.parent / "docs" / "findings.md"
-    figs = root.parent / "docs" / "findings"
+def page(paper_results, tmp_path_factory):
+    root = paper_results  # shared and read-only: the page is written elsewhere
+    here = tmp_path_factory.mktemp("findings")
+    out = here / "docs" / "findings.md"
+    figs = here / "docs" / "findings"
     assert report.main(["--findings", "--study", f"paper={root}", "--study",
-                        f"depth={root.parent / 'nowhere'}", "--out", str(out),
+                        f"depth={here / 'nowhere'}", "--out", str(out),
                         "--figures-dir", str(figs)]) == 0
     return out.read_text(), figs
 

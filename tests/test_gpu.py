@@ -29,7 +29,8 @@ from autonorm.run.evaluate import evaluate_run
 from autonorm.run.optim import make_optimizer
 from autonorm.run.tasks import Task
 from autonorm.run.train import backward_step, forward_loss, train_run
-from core_fixtures import TINY_MODEL, make_processed, run_config
+from helpers.tiny_datasets import make_processed
+from helpers.tiny_runs import TINY_MODEL, run_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SKIP_REASON = ("no CUDA GPU here (torch.cuda.is_available() is False): the GPU path is checked on a GPU box "

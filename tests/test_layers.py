@@ -35,11 +35,13 @@ def imported_modules(path: Path) -> set[str]:
 
 # The folders of src/autonorm from the bottom up (docs/develop.md "The modules, by layer"): the
 # facts and helpers at the top level, the data (its registry is a fact the config checks read),
-# the config, the layers, the models, one run, the analysis of many runs, the report.
-LAYERS = ["base", "data", "config", "layers", "models", "run", "analysis", "report"]
-BASE = {"io_utils", "provenance", "metrics", "methods", "output_names", "fingerprint", "console"}
-# cli.guarded wraps every entry point's main (it names each layer's errors), and profile_install is
-# an entry point of its own: both sit above every layer.
+# the config, the layers, the models, one run, the analysis of many runs, the report, and what
+# only the Snakefile uses (its checks, its console, autonorm-install-profile).
+LAYERS = ["base", "data", "config", "layers", "models", "run", "analysis", "report", "workflow_support"]
+BASE = {"io_utils", "provenance", "metrics", "methods", "output_names", "fingerprint"}
+# cli.guarded wraps every entry point's main (it names each layer's errors): it sits above every
+# layer; profile_install is the old name of workflow_support.profile_install, kept for console
+# scripts installed before the move.
 ENTRY_POINTS = {"cli", "profile_install", "__init__"}
 
 

@@ -14,8 +14,7 @@ import math
 import pandas as pd
 import pytest
 
-from test_aggregate import build_results, run_aggregate
-from test_report_fits_preset import TEACHER_PARAMS, copy_run
+from helpers.hand_results import TEACHER_PARAMS, build_results, copy_run, run_aggregate
 
 from autonorm.report.findings import cost_rows, main_table, routing_rows
 from autonorm.report.findings.studies import Study
@@ -100,7 +99,7 @@ def test_time_overhead_measured_and_not_judged(results):
 
 
 def test_the_run_report_shows_learned_minus_random(results):
-    from test_report import _render, _section
+    from helpers.reports import render as _render, section as _section
 
     text = _render(results, {"seeds": [0, 1, 2], "datasets": ["mnist"], "preset": "paper"})
     vision = _section(text, "## Vision")

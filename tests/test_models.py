@@ -6,31 +6,8 @@ import torch
 from autonorm.methods import METHODS, get_method
 from autonorm.models import build_model
 from autonorm.layers.norms import AutoNorm, gated_norms
-
-META = {
-    "image_classification": {"task": "image_classification", "num_classes": 3,
-                             "image": {"channels": 3, "height": 8, "width": 8}},
-    "token_classification": {"task": "token_classification", "vocab_size": 12, "pad_id": 0, "max_len": 6,
-                             "num_tags": 4},
-    "sequence_classification": {"task": "sequence_classification", "vocab_size": 12, "pad_id": 0, "max_len": 6,
-                                "num_classes": 2},
-    "regression": {"task": "regression", "num_features": 5},
-}
-MODEL = {"dim": 16, "depth": 2, "heads": 2, "mlp_ratio": 2.0, "patch_size": 4, "mlp_hidden": [16]}
-
-
-def _batch(task):
-    if task == "image_classification":
-        return torch.randn(3, 3, 8, 8), (3,)
-    if task == "token_classification":
-        x = torch.randint(1, 12, (3, 6))
-        x[0, 4:] = 0
-        return x, (3, 6, 4)
-    if task == "sequence_classification":
-        x = torch.randint(1, 12, (3, 6))
-        x[0, 3:] = 0
-        return x, (3,)
-    return torch.randn(3, 5), (3,)
+from helpers.model_inputs import META, MODEL
+from helpers.model_inputs import batch as _batch
 
 
 @pytest.mark.parametrize("task", sorted(META))

@@ -1,12 +1,15 @@
 """Each formula of SPEC sections 1-2 against a hand computation."""
 
 import math
+from pathlib import Path
 
 import pytest
 import torch
 
 from autonorm.layers.norms import (AdaNorm, AutoNorm, AutoNorm3, DyT, FiLMNorm, NormSelector, RandomSelectorNorm,
                             build_norm, freeze_selectors, gate_entropy, NORM_REGISTRY)
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_registry_names_and_unknown():
@@ -217,3 +220,20 @@ def test_hard_gumbel_in_training_is_one_hot_of_the_soft_sample():
     ga = torch.autograd.grad((soft * g).sum(), soft_sel.mlp[2].bias)[0]
     gb = torch.autograd.grad((hard * g).sum(), hard_sel.mlp[2].bias)[0]
     torch.testing.assert_close(ga, gb)
+
+
+def test_hard_gates_evaluate_with_soft_weights_as_documented():
+    sel = NormSelector(8, 2, tau=0.5, hard=True)
+    x = torch.randn(4, 3, 8)
+    sel.eval()
+    w = sel(x)
+    assert not torch.all((w == 0) | (w == 1))  # soft
+    assert torch.allclose(w, torch.softmax(sel.logits(x) / 0.5, -1))
+    sel.train()
+    w = sel(x).detach()  # straight-through one-hot in training
+    assert torch.allclose(w, torch.nn.functional.one_hot(w.argmax(-1), 2).float(), atol=1e-6)
+    sel.freeze()
+    assert torch.allclose(sel(x), torch.softmax(sel.logits(x) / 0.5, -1))  # frozen: soft
+    doc = (ROOT / "docs" / "method.md").read_text()
+    assert "one-hot of the noise-free argmax" not in doc
+    assert "a frozen hard selector" in doc and "evaluation uses the noise-free soft weights" in doc

@@ -8,7 +8,7 @@ import torch
 from autonorm.models import build_model
 from autonorm.layers.norms import freeze_selectors
 from autonorm.run.optim import lr_at, make_optimizer
-from core_fixtures import TINY_MODEL
+from helpers.tiny_runs import TINY_MODEL
 
 META = {"name": "tiny", "task": "image_classification", "family": "vision", "num_classes": 3,
         "image": {"channels": 3, "height": 8, "width": 8, "mean": [0.4] * 3, "std": [0.25] * 3}}

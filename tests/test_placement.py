@@ -14,7 +14,8 @@ from autonorm.models import build_model
 from autonorm.models.blocks import Block
 from autonorm.provenance import run_config_hash
 from autonorm.run.train import train_run
-from core_fixtures import make_processed, run_config
+from helpers.tiny_datasets import make_processed
+from helpers.tiny_runs import run_config
 
 MNIST = {"name": "m", "task": "image_classification", "family": "vision", "num_classes": 10,
          "image": {"channels": 1, "height": 28, "width": 28, "mean": [0.13], "std": [0.31]}}

@@ -19,6 +19,8 @@ import torch
 from autonorm.data import load_processed
 from autonorm.data.cli import main
 
+pytestmark = pytest.mark.dag  # real-data pipelines (download, verify, preprocess the real files)
+
 SHARED = Path(os.environ.get("AUTONORM_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
 DEBIAN_FASHION = Path("/usr/share/datasets/fashion-mnist")
 SHARED_SETS = ["mnist", "ptb_pos", "sst2", "energy_efficiency", "california_housing"]

@@ -15,8 +15,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from test_workflow import copy_workflow, snakemake
-from limits import limit
+from helpers.limits import limit
+from helpers.snakemake_runs import copy_workflow, snakemake
+
+pytestmark = pytest.mark.dag  # real data through the whole Snakemake DAG
 
 SHARED = Path(os.environ.get("AUTONORM_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
 

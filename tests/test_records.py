@@ -16,17 +16,15 @@ import pytest
 
 from autonorm import report
 from autonorm.analysis import records
-from test_aggregate import build_paper_results, run_paper_aggregate
 
 COMPARED = ("summary.csv", "comparisons.csv", "ablations.csv", "gates.csv", "history.csv", "freeze.csv",
             "corruptions.csv", "datasets.csv", "baselines.csv")
 
 
 @pytest.fixture(scope="module")
-def paper(tmp_path_factory):
-    root = build_paper_results(tmp_path_factory.mktemp("paper") / "results")
-    tables = run_paper_aggregate(root)
-    return root, tables
+def paper(paper_results, paper_tables):
+    """The session's paper-shaped results folder (read-only: tests copy what they change) and its tables."""
+    return paper_results, paper_tables
 
 
 def _csv(df: pd.DataFrame) -> str:

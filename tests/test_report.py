@@ -15,28 +15,19 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 
 import pytest
 
 from autonorm.report import figures
 from autonorm import report
 from autonorm.report import sections
-from test_aggregate import (STALE_RUN, build_paper_results, build_results, run_aggregate,
-                            run_paper_aggregate)
-
-
-def _render(root, cfg, html=False):
-    figs = root / "figures"
-    figs.mkdir(exist_ok=True)
-    for name in figures.FIGURE_NAMES:  # the report only links them; content is test_figures' job
-        (figs / name).write_bytes(b"x")
-    out = root / "report.md"
-    argv = ["--tables", str(root / "tables"), "--figures-dir", str(figs), "--out", str(out),
-            "--config-json", json.dumps(cfg), "--provenance-from", str(root / "runs")]
-    if html:
-        argv += ["--html-out", str(root / "report.html")]
-    assert report.main(argv) == 0
-    return out.read_text()
+from helpers.hand_results import build_results, run_aggregate
+from helpers.paper_results import STALE_RUN
+from helpers.reports import render as _render
+from helpers.reports import row as _row
+from helpers.reports import section as _section
+from helpers.reports import subsection as _subsection
 
 
 @pytest.fixture(scope="module")
@@ -48,28 +39,12 @@ def rendered(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def paper_report(tmp_path_factory):
-    root = build_paper_results(tmp_path_factory.mktemp("paper"))
-    run_paper_aggregate(root)
+def paper_report(paper_results, tmp_path_factory):
+    root = tmp_path_factory.mktemp("paper") / "results"
+    shutil.copytree(paper_results, root)  # the report is written into it
     cfg = {"preset": "paper", "seeds": [0, 1, 2]}
     text = _render(root, cfg, html=True)
     return text, root
-
-
-def _section(text: str, title: str) -> str:
-    start = text.index(title)
-    nxt = text.find("\n## ", start + len(title))
-    return text[start: nxt if nxt != -1 else len(text)]
-
-
-def _subsection(text: str, title: str) -> str:
-    start = text.index(title)
-    nxt = re.search(r"\n##+ ", text[start + len(title):])
-    return text[start: start + len(title) + nxt.start() if nxt else len(text)]
-
-
-def _row(block: str, prefix: str) -> str:
-    return next(line for line in block.splitlines() if line.startswith(prefix))
 
 
 def test_banner_and_sections(rendered):
@@ -361,3 +336,25 @@ def test_trivial_baselines_of_percent_metrics_have_two_decimals():
                                                       "higher_is_better": [True] * 2})},
                         out=__import__("pathlib").Path("r.md"))
     assert baseline_text(ctx, "a").endswith("accuracy 9.80") and baseline_text(ctx, "b").endswith("50.92")
+
+
+def _freeze_ctx(tmp_path, mean_s, mean_a, froze):
+    import pandas as pd
+
+    from autonorm.report.context import ReportContext
+    from autonorm.report.sections import mechanism
+
+    summary = pd.DataFrame([{"dataset": "cifar10", "method": m, "metric": "accuracy", "mean": v, "n": 3,
+                             "standin": False} for m, v in (("autonorm_s", mean_s), ("autonorm", mean_a))])
+    freeze = pd.DataFrame([{"dataset": "cifar10", "method": "autonorm_s", "seed": s, "froze": froze}
+                           for s in range(3)])
+    empty = pd.DataFrame()
+    t = {"summary": summary, "freeze": freeze, "comparisons": empty, "runs": empty, "datasets": empty}
+    return "\n".join(mechanism.freeze_effect(ReportContext(t=t, out=tmp_path / "r.md")))
+
+
+def test_freeze_effect_of_exactly_zero_is_no_difference(tmp_path):
+    text = _freeze_ctx(tmp_path, 85.0, 85.0, True)
+    assert "no difference" in text and "opposite sign" not in text
+    assert "opposite sign to the paper" in _freeze_ctx(tmp_path, 84.0, 85.0, True)
+    assert "nothing froze" in _freeze_ctx(tmp_path, 85.0, 85.0, False)

@@ -9,52 +9,17 @@ and reads what a person would read.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from test_aggregate import build_results, run_aggregate
-from test_report import _render, _section
+from helpers.hand_results import TEACHER_PARAMS, build_results, copy_run, run_aggregate
+from helpers.hand_results import set_accuracy as _set_accuracy
+from helpers.reports import render as _render
+from helpers.reports import section as _section
 
 DATASETS = ["smoke_shapes32", "smoke_pos"]
 METHODS = ["autonorm_s", "frozen_ln", "autonorm", "teacher_mlp"]
-TEACHER_PARAMS = 101_770
-
-
-def _set_accuracy(root: Path, d: str, m: str, s: int, acc: float, params: int | None = None) -> None:
-    """Rewrite one run's test accuracy (and size) in its metrics.json and eval json alike."""
-    for path in (root / "runs" / d / m / f"seed{s}" / "metrics.json", root / "eval" / d / m / f"seed{s}.json"):
-        if not path.exists():
-            continue
-        obj = json.loads(path.read_text())
-        obj["test"]["accuracy"] = acc
-        if params is not None:
-            obj["cost"]["params"] = params
-        path.write_text(json.dumps(obj))
-
-
-def copy_run(root: Path, d: str, src_method: str, dst_method: str, s: int, acc: float,
-             params: int | None = None) -> None:
-    """A run of ``dst_method``: ``src_method``'s files under its own name, with its own accuracy
-    (and size); a method without a learned gate gets no gate history and no freeze."""
-    src, dst = root / "runs" / d / src_method / f"seed{s}", root / "runs" / d / dst_method / f"seed{s}"
-    dst.mkdir(parents=True, exist_ok=True)
-    gated = dst_method in ("autonorm", "autonorm_s")
-    for f in src.iterdir():
-        obj = json.loads(f.read_text())
-        if isinstance(obj, dict) and "method" in obj:
-            obj["method"] = dst_method
-        if f.name == "freeze.json":
-            obj["enabled"] = dst_method == "autonorm_s" and obj["enabled"]
-        if f.name == "history.json" and not gated:
-            obj = [dict(h, gates=None) for h in obj]
-        (dst / f.name).write_text(json.dumps(obj))
-    ev = json.loads((root / "eval" / d / src_method / f"seed{s}.json").read_text())
-    ev["method"] = dst_method
-    (root / "eval" / d / dst_method).mkdir(parents=True, exist_ok=True)
-    (root / "eval" / d / dst_method / f"seed{s}.json").write_text(json.dumps(ev))
-    _set_accuracy(root, d, dst_method, s, acc, params)
 
 
 def _teacher_from(root: Path, d: str, s: int, acc: float) -> None:

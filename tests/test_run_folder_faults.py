@@ -1,5 +1,6 @@
 """Run-folder faults (issue 14, items 1, 2, 3, 8, 9): stale outputs, concurrent
-writers, corrupt checkpoints, failed writes. Tiny models, 1-3 epochs, CPU."""
+writers, corrupt checkpoints, failed writes (and atomic JSON), a damaged model.pt refused by every reader
+(its sha256 is recorded when it is written). Tiny models, 1-3 epochs, CPU."""
 
 import errno
 import json
@@ -9,17 +10,21 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
+from autonorm import cli
 from autonorm.run import checkpoint as ckpt_io
-from autonorm.run import evaluate, train
+from autonorm.run import evaluate, export, train
 from autonorm.io_utils import WriteFailed, write_json_atomic
 from autonorm.provenance import run_config_hash
 from autonorm.run.runlock import RunFolderBusy, RunFolderLock
 from autonorm.run.train import train_run
-from core_fixtures import make_processed, rewrite_split, run_config
+from helpers.tiny_datasets import make_processed, rewrite_split
+from helpers.tiny_runs import run_config, trained_run
 
 OLD_OUTPUTS = ("status.json", "metrics.json", "model.pt", "model.json", "history.json", "freeze.json",
                "failed.json", "checkpoint.pt", "checkpoint.prev.pt")
@@ -273,3 +278,72 @@ def test_item9_temp_files_of_dead_writers_are_removed_on_next_start(reg_data, tm
     assert train_run(_cfg(reg_data, run)) is not None
     assert not any(p.exists() for p in stale)
     assert not list(run.glob(".*.tmp")) and (run / ".lock").exists()
+
+
+def test_io_utils_atomic_json_roundtrip(tmp_path):
+    """write_json_atomic: numpy scalars serialise, NaN becomes null, no temp file is left behind."""
+    from autonorm.io_utils import read_json, write_json_atomic, write_text_atomic
+
+    p = tmp_path / "sub" / "x.json"
+    write_json_atomic(p, {"a": np.float32(1.5), "b": np.int64(3), "c": float("nan"),
+                          "d": [np.bool_(True)], "e": np.arange(2)})
+    assert read_json(p) == {"a": 1.5, "b": 3, "c": None, "d": [True], "e": [0, 1]}
+    write_text_atomic(p.with_suffix(".txt"), "hello")
+    assert p.with_suffix(".txt").read_text() == "hello"
+    assert sorted(f.name for f in p.parent.iterdir()) == ["x.json", "x.txt"]
+    import os
+
+    umask = os.umask(0)
+    os.umask(umask)
+    assert p.stat().st_mode & 0o777 == 0o666 & ~umask  # as open() would, not mkstemp's 0600
+
+
+# --------------------------------------------------------------------------- damaged model.pt and checkpoints
+def _flip_bytes(path: Path, n: int = 8) -> None:
+    """Flip n bytes in the middle of a file (inside a tensor's storage: torch.load still reads it)."""
+    raw = bytearray(path.read_bytes())
+    mid = len(raw) // 2
+    for i in range(mid, mid + n):
+        raw[i] ^= 0xFF
+    path.write_bytes(bytes(raw))
+
+
+def test_a_damaged_model_is_refused_by_every_reader(tmp_path, capsys):
+    data, run, _ = trained_run(tmp_path)
+    assert "model.pt" in json.loads((run / "model.json").read_text())["sha256"]
+    _flip_bytes(run / "model.pt")
+    torch.load(run / "model.pt", weights_only=True)  # still loads: only the hash can tell
+    out = tmp_path / "eval.json"
+    rc = evaluate.main(["--run-dir", str(run), "--data-dir", str(data), "--out", str(out),
+                        "--device", "cpu", "--threads", "1"])
+    err = capsys.readouterr().err
+    assert rc == cli.EXIT_DAMAGED and not out.exists()
+    assert f"{run / 'model.pt'} is damaged" in err and "rule train" in err and "Traceback" not in err
+    rc = export.main(["--run-dir", str(run), "--data-dir", str(data), "--out", str(tmp_path / "exp")])
+    assert rc == cli.EXIT_DAMAGED and "is damaged" in capsys.readouterr().err
+
+
+def test_a_damaged_checkpoint_is_not_resumed_from(tmp_path, caplog):
+    data = make_processed(tmp_path / "data", "regression")
+    run = tmp_path / "run"
+    cfg = run_config(data, run, epochs=3)
+    assert train.main(["--run-config", json.dumps(cfg), "--threads", "1", "--stop-after-epochs", "2"]) == 0
+    _flip_bytes(run / ckpt_io.CHECKPOINT)
+    ckpt = ckpt_io.load_checkpoint(run, torch.device("cpu"), train.run_config_hash(cfg))
+    assert ckpt is not None and ckpt["epoch"] == 1  # the previous, intact one
+    kept = list((run / ckpt_io.DAMAGED_DIR).iterdir())
+    assert len(kept) == 1 and kept[0].name.startswith("checkpoint.pt.")
+    assert "sha256 is not one recorded" in caplog.text
+
+
+def test_both_damaged_checkpoints_are_kept_for_inspection(tmp_path):
+    data = make_processed(tmp_path / "data", "regression")
+    run = tmp_path / "run"
+    cfg = run_config(data, run, epochs=3)
+    assert train.main(["--run-config", json.dumps(cfg), "--threads", "1", "--stop-after-epochs", "2"]) == 0
+    for name in (ckpt_io.CHECKPOINT, ckpt_io.PREVIOUS):
+        (run / name).write_bytes(b"not a checkpoint")
+    assert train.main(["--run-config", json.dumps(cfg), "--threads", "1"]) == 0  # starts afresh
+    kept = sorted(p.name.split(".20")[0] for p in (run / ckpt_io.DAMAGED_DIR).iterdir())
+    assert kept == ["checkpoint.prev.pt", "checkpoint.pt"]
+    assert json.loads((run / "metrics.json").read_text())["epochs"] == 3

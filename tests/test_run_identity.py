@@ -9,8 +9,8 @@ import pytest
 from autonorm.data.pipeline import preprocess
 from autonorm.run import evaluate
 from autonorm.run.train import train_run
-from core_fixtures import run_config
-from fixtures_data import energy_frame
+from helpers.tiny_runs import run_config
+from helpers.raw_files import energy_frame
 
 
 def _train_twice(tmp_path, dataset, raw, before, after, change_raw=None):
@@ -79,7 +79,7 @@ def test_old_model_is_not_evaluated_on_new_data(tmp_path):
 
 # --------------------------------------------------------------------------- every data key honoured or refused
 def _write_raw(raw):
-    import fixtures_data as fx
+    import helpers.raw_files as fx
 
     fx.write_mnist(raw), fx.write_mnist(raw, "fashion_mnist"), fx.write_cifar10(raw), fx.write_cifar100(raw)
     fx.write_svhn(raw), fx.write_sst2_tsv(raw), fx.write_ptb_sample(raw), fx.write_energy_csv(raw)
@@ -97,7 +97,7 @@ def test_every_dataset_declares_exactly_the_data_keys_its_builder_reads(tmp_path
     more, no fewer (a key read is one the builder looks up; val_size wins over val_fraction)."""
     from autonorm.data import registry
     from autonorm.data.pipeline import options_read
-    from fixtures_data import patch_checksums
+    from helpers.raw_files import patch_checksums
 
     raw = tmp_path / "raw"
     _write_raw(raw)
@@ -147,7 +147,7 @@ def test_every_data_key_not_read_by_a_dataset_is_refused_before_any_job():
 @pytest.mark.parametrize("dataset", ["smoke_pos", "smoke_sentiment", "smoke_shapes32", "smoke_diabetes",
                                      "energy_efficiency", "ptb_pos"])
 def test_max_train_is_honoured(tmp_path, dataset, monkeypatch):
-    import fixtures_data as fx
+    import helpers.raw_files as fx
     from autonorm.data.pipeline import build
 
     raw = tmp_path / "raw"

@@ -134,7 +134,7 @@ def _home_env(home: Path) -> dict:
 def _install(env, *args, check=True):
     # the documented command when the package's scripts are installed, else the same module
     script = shutil.which("autonorm-install-profile")
-    cmd = [script] if script else [sys.executable, "-m", "autonorm.profile_install"]
+    cmd = [script] if script else [sys.executable, "-m", "autonorm.workflow_support.profile_install"]
     p = subprocess.run([*cmd, *args], env=env, capture_output=True, text=True, timeout=60)
     if check:
         assert p.returncode == 0, p.stdout + p.stderr
@@ -143,9 +143,10 @@ def _install(env, *args, check=True):
 
 def test_installer_is_a_console_script():
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["autonorm-install-profile"] == "autonorm.profile_install:main"
+    assert scripts["autonorm-install-profile"] == "autonorm.workflow_support.profile_install:main"
 
 
+@pytest.mark.dag  # runs Snakemake
 def test_profile_slurm_by_name_after_install(tmp_path):
     pytest.importorskip("snakemake")
     pytest.importorskip("snakemake_executor_plugin_slurm")

@@ -8,7 +8,8 @@ import torch
 
 from autonorm.run.train import should_freeze
 from autonorm.run.train import TrainingDiverged, lr_at, train_run
-from core_fixtures import make_processed, rewrite_split, run_config
+from helpers.tiny_datasets import make_processed, rewrite_split
+from helpers.tiny_runs import run_config
 
 
 @pytest.fixture(scope="module")

@@ -27,8 +27,9 @@ from autonorm.models import build_model
 from autonorm.provenance import run_config_hash
 from autonorm.config.variants import (active_variants, same_runs, training_signature, variant_datasets,
                                write_same_run_eval)
-from core_fixtures import TINY_MODEL, make_processed, run_config, save_model
-from limits import limit
+from helpers.tiny_datasets import make_processed
+from helpers.tiny_runs import TINY_MODEL, run_config, save_model
+from helpers.limits import limit
 
 ROOT = Path(__file__).resolve().parents[1]
 ABLATIONS = ROOT / "workflow" / "presets" / "ablations.yaml"
@@ -320,6 +321,7 @@ def _dry_run(tmp_path, *args):
     return out, jobs
 
 
+@pytest.mark.dag  # runs Snakemake
 def test_default_grid_trains_autonorm_s_once_on_nlp(tmp_path):
     out, jobs = _dry_run(tmp_path)
     for d in ("ptb_pos", "sst2"):
@@ -330,6 +332,7 @@ def test_default_grid_trains_autonorm_s_once_on_nlp(tmp_path):
     assert sum(n for (rule, _, _), n in jobs.items() if rule == "same_run_eval") == 2 * 5
 
 
+@pytest.mark.dag  # runs Snakemake
 def test_ablations_preset_dry_run_shows_every_axis(tmp_path):
     out, jobs = _dry_run(tmp_path, "--configfile", str(ABLATIONS))
     trained = {(d, n) for (rule, d, n) in jobs if rule == "train"}

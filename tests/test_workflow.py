@@ -2,64 +2,15 @@
 a real end-to-end smoke run and a partial rerun (in temporary folders)."""
 
 import json
-import os
 import re
-import shutil
 import subprocess
-from collections import Counter
-from pathlib import Path
 
 import pandas as pd
 import pytest
-from limits import limit
 
-ROOT = Path(__file__).resolve().parents[1]
-SMOKE = ["--configfile", "workflow/presets/smoke.yaml"]
+from helpers.snakemake_runs import ROOT, SMOKE, copy_workflow, job_counts, planned_outputs, snakemake
 
-
-#: a dry run lists every job with its files (the profile's `quiet: [rules, host]` hides them on the
-#: console; the tests read them)
-SHOW_JOBS = ["--quiet", "host"]
-
-
-def snakemake(*args, cwd=ROOT, check=True, timeout=limit(600)):
-    cmd = ["snakemake", *args, *(SHOW_JOBS if "-n" in args else [])]
-    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                       env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    if check and p.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stdout[-4000:]}\n{p.stderr[-6000:]}")
-    return p
-
-
-def job_counts(output: str) -> Counter:
-    """Parse the 'Job stats' table that a dry run prints."""
-    counts = Counter()
-    in_table = False
-    for line in output.splitlines():
-        if line.startswith("job") and "count" in line:
-            in_table = True
-            continue
-        if in_table:
-            m = re.match(r"^(\S+)\s+(\d+)$", line.strip())
-            if m and m.group(1) != "total":
-                counts[m.group(1)] = int(m.group(2))
-            elif m and m.group(1) == "total":
-                counts["total"] = int(m.group(2))
-                break
-    return counts
-
-
-def planned_outputs(output: str, rule: str) -> list[str]:
-    """The output lines of every planned job of `rule` in a dry run's listing (indented when the
-    job is part of a group); other rules' inputs (the `all` rule lists every run) do not count."""
-    return re.findall(rf"^\s*rule {rule}:\n(?:\s+(?!output:)\w+:.*\n)*?\s+output: (.+)$", output, re.M)
-
-
-def copy_workflow(dst: Path) -> Path:
-    for name in ["Snakefile", "config.yaml", "workflow", "profiles", "envs"]:
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, dst / name)
-    return dst
+pytestmark = pytest.mark.dag  # every test runs Snakemake
 
 
 def test_lint_is_clean():
@@ -126,6 +77,8 @@ def test_small_dag_end_to_end_with_a_quiet_console(tmp_path):
     res = work / "results"
     assert (res / "report.md").is_file() and (res / "figures" / "method_comparison.png").is_file()
     assert "autonorm-train --run-config" not in out and len(out) < 20_000  # no 6,000-character commands
+    # one line per job, not Snakemake's block of files and resources (autonorm.workflow_support.console)
+    assert "] rule train: dataset=smoke_pos, method=frozen_ln, seed=0 (jobid " in out and "    output: " not in out
     tail = p.stdout.strip().splitlines()[-6:]  # Snakemake logs to stderr; the handler prints to stdout
     assert any(line.startswith("Report:") and "results/report.md" in line for line in tail), tail
     runs = pd.read_csv(res / "tables" / "runs.csv")

@@ -6,7 +6,6 @@ of the workflow (tests/test_workflow.py runs the whole smoke DAG once).
 
 import json
 import os
-import shutil
 import stat
 import subprocess
 import sys
@@ -14,7 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
-from limits import limit
+
+from helpers.limits import limit
+from helpers.snakemake_runs import copy_workflow, smoke_snakemake
+
+pytestmark = pytest.mark.dag  # every test runs Snakemake
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = ["--configfile", "workflow/presets/smoke.yaml"]
@@ -23,16 +26,8 @@ SMOKE = ["--configfile", "workflow/presets/smoke.yaml"]
 OFFLINE_ENV = {k: "http://127.0.0.1:9" for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY")}
 
 
-def copy_workflow(dst: Path) -> Path:
-    dst.mkdir(parents=True, exist_ok=True)
-    for name in ["Snakefile", "config.yaml", "workflow", "profiles", "envs"]:
-        src = ROOT / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, dst / name)
-    return dst
-
-
 def snakemake(work: Path, *args, env=None, timeout=limit(300)):
-    show = ["--quiet", "host"] if "-n" in args else []  # dry runs list their jobs (profile: quiet rules)
+    show = ["--quiet", "host"] if "-n" in args else []  # dry runs list their jobs, whatever a profile says
     return subprocess.run(["snakemake", *args, *show], cwd=work, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, "PYTHONUNBUFFERED": "1", **OFFLINE_ENV, **(env or {})})
 
@@ -208,3 +203,23 @@ def test_generated_corruption_set_is_revisited_when_the_release_appears(tmp_path
     p = snakemake(work, "-n", str(marker), *args)
     out = p.stdout + p.stderr
     assert p.returncode == 0 and "rule download_corruptions" in out and "params" in out.lower(), out[-3000:]
+
+
+def test_unwritable_results_folder_is_refused_in_one_paragraph(tmp_path):
+    import subprocess
+
+    results = tmp_path / "results"
+    (results / "runs").mkdir(parents=True)
+    (results / "runs" / "keep.json").write_text("{}")
+    if subprocess.run(["chattr", "+i", str(results / "runs")], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i (an immutable folder, which stops root too) is not supported here")
+    try:
+        r = smoke_snakemake(tmp_path, "datasets=[smoke_digits]", "methods=[frozen_ln,autonorm_s]", "seeds=[0]",
+                       'ablations={"datasets": [], "variants": []}')
+    finally:
+        subprocess.run(["chattr", "-i", str(results / "runs")])
+    out = r.stdout + r.stderr
+    assert r.returncode != 0
+    assert f"results folder {results / 'runs'} is not writable" in out, out[-2000:]
+    assert "Traceback" not in out
+    assert (results / "runs" / "keep.json").exists()

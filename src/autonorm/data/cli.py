@@ -7,8 +7,10 @@ Subcommands (formats in docs/data.md):
               [--max-images N] [--no-download] [--generate] [--workers K]
 
 Exit status 0 on success; 2 with a one-paragraph explanation on stderr when
-raw data is missing or corrupt (``DataError``); other failures are bugs and
-keep their traceback.
+raw data is missing or fails verification (``DataError``); any other problem
+ends as every ``autonorm-*`` command's does (``autonorm.cli.guarded``: one
+paragraph and the exit code of its kind, README "Exit codes"; ``--debug``
+shows the traceback).
 """
 from __future__ import annotations
 
@@ -66,6 +68,14 @@ def _options(text: Optional[str]):
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    """The command line (``autonorm-data``): errors end in one paragraph and an exit code
+    (autonorm.cli; ``--debug`` shows the traceback)."""
+    from ..cli import guarded
+
+    return guarded("autonorm-data", _main, argv)
+
+
+def _main(argv: Optional[List[str]] = None) -> int:
     args = _parser().parse_args(argv)
     from . import pipeline
     try:
@@ -88,10 +98,10 @@ def main(argv: Optional[List[str]] = None) -> int:
                                         max_images=args.max_images, allow_download=not args.no_download,
                                         force_generate=args.generate, workers=args.workers)
             print(f"[autonorm-data] wrote {args.out} generated={meta['generated']} n_per_severity={meta['n_per_severity']}")
-    except DataError as exc:
+    except DataError as exc:  # raw data missing or failing verification: exit code 2 (README "Exit codes")
         print(f"[autonorm-data] ERROR: {exc}", file=sys.stderr)
         return 2
-    except KeyError as exc:
+    except KeyError as exc:  # an unknown dataset
         print(f"[autonorm-data] ERROR: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2
     return 0
