@@ -11,40 +11,23 @@ import json
 
 import pytest
 
-import torch
-
 from autonorm.analysis import aggregate
 from autonorm.run import evaluate
 from autonorm import methods, report
 from autonorm.layers import norms
-from autonorm.layers.norms import GatedNorm, NormSelector, RMSNorm
 from autonorm.run.train import main as train_main
 from helpers.tiny_datasets import make_processed
 from helpers.tiny_runs import run_config
 
 
-class ToyGate(GatedNorm):
-    """A learned gate between RMSNorm and LayerNorm (index 0 plays DyT's part in the diagnostics)."""
-
-    choice_names = ("rms", "ln")
-
-    def __init__(self, dim: int, tau: float = 0.5, drop_noise_when_frozen: bool = True):
-        super().__init__()
-        self.rms, self.ln = RMSNorm(dim), torch.nn.LayerNorm(dim)
-        self.selector = NormSelector(dim, 2, tau=tau, drop_noise_when_frozen=drop_noise_when_frozen)
-
-    def weights(self, x, mask=None):
-        return self.selector(x, mask)
-
-    def candidates(self, x):
-        return [self.rms(x), self.ln(x)]
-
-
 def test_a_toy_gated_norm_runs_through_training_evaluation_and_the_report(tmp_path, monkeypatch):
-    # the recipe: 1. register the norm (layers/norms.py), 2. one Method entry (methods.py)
-    monkeypatch.setitem(norms.NORM_REGISTRY, "toy_gate", ToyGate)
+    # the recipe: 1. register the gate by its candidates' names (layers/norms.py: one line), 2. one
+    # Method entry (methods.py); the registry entry is removed again after the test
+    monkeypatch.setitem(norms.NORM_REGISTRY, "toy_gate", None)
+    toy = norms.register_gated_norm("toy_gate", ("rms", "ln"))  # a learned gate between RMSNorm and LN
+    assert norms.NORM_REGISTRY["toy_gate"] is toy and toy.choice_names == ("rms", "ln")
     monkeypatch.setitem(methods.METHODS, "toy_s", methods.Method("toy_s", "toy_gate", freeze_selectors=True,
-                                                                 gate_choices=2))
+                                                                 gate_choices=2, gated=True))
     monkeypatch.setattr(methods, "DISPLAY_ORDER", methods.DISPLAY_ORDER + ("toy_s",))
     monkeypatch.setattr(methods, "GATED_METHODS", methods.GATED_METHODS + ("toy_s",))
     from autonorm.report.sections import mechanism

@@ -262,3 +262,17 @@ def test_placement_verdict_when_both_placements_disagree_in_regime():
     assert counted_rows(rows + [row])[-1].supporting is False  # the combined row is the one counted
     same = [rows[0], Row(**{**rows[1].__dict__, "verdict": "contradicted: y"})]
     assert _placement_rows(same) == []
+
+
+def test_the_largest_vision_margin_by_the_papers_own_table():
+    from autonorm.report.findings.paper_rows import largest_vision_margin_row
+
+    ref = pd.DataFrame([{"dataset": d, "method": m, "metric": "accuracy", "mean": v} for d, m, v in (
+        ("cifar10", "autonorm_s", 86.35), ("cifar10", "frozen_ln", 82.97), ("cifar100", "autonorm_s", 67.15),
+        ("cifar100", "frozen_ln", 64.82), ("mnist", "autonorm_s", 99.18), ("mnist", "frozen_ln", 98.82),
+        ("fashion_mnist", "autonorm_s", 92.95), ("fashion_mnist", "frozen_ln", 93.12),
+        ("svhn", "autonorm_s", 89.38), ("svhn", "frozen_ln", 90.37))])
+    row = largest_vision_margin_row(ref)
+    # 86.35 - 82.97 = 3.38 on CIFAR-10 against 67.15 - 64.82 = 2.33 on CIFAR-100
+    assert row.verdict == ("cannot be what it says: by the paper's own Table 1 the largest is cifar10's (+3.38), "
+                           "not CIFAR-100's (+2.33)")
