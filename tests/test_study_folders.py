@@ -24,11 +24,24 @@ STUDIES = ROOT / "studies"
 DECLARE = "{\"sources\": [\"mnist_regime\"]}"
 
 
+#: mnist_regime's parts of seeds 0-2 (18 runs): the cases below are built from these, so their counts
+#: and messages stay as they are while the study grows
+MNIST_REGIME_0_2 = ("2026-12-02-seed0", "2026-12-02-seed1-a", "2026-12-02-teacher", "2026-12-03-autonorm-a",
+                    "2026-12-03-autonorm-b", "2026-12-03-seed1-b", "2026-12-03-seed2-a", "2026-12-03-seed2-b")
+
+
 def _copy(tmp_path: Path, *names: str) -> Path:
-    """The committed study folders ``names`` copied into tmp_path/studies (returned)."""
+    """The committed study folders ``names`` copied into tmp_path/studies (returned); of mnist_regime,
+    its README and its parts of seeds 0-2."""
     dest = tmp_path / "studies"
     for name in names:
-        shutil.copytree(STUDIES / name, dest / name)
+        if name == "mnist_regime":
+            (dest / name).mkdir(parents=True)
+            shutil.copy(STUDIES / name / "README.md", dest / name / "README.md")
+            for part in MNIST_REGIME_0_2:
+                shutil.copytree(STUDIES / name / part, dest / name / part)
+        else:
+            shutil.copytree(STUDIES / name, dest / name)
     return dest
 
 
