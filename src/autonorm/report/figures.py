@@ -64,8 +64,36 @@ def fig_method_comparison(summary: pd.DataFrame) -> plt.Figure:
     title = "Method comparison: primary test metric (mean over seeds, 95% CI)"
     if summary.empty or not (summary["n"] > 0).any():
         return no_data_figure(title, "summary.csv has no run with a result")
-    from autonorm.report.paper import DOUBTFUL
+    panels = _comparison_panels(summary)
+    if not panels:
+        return no_data_figure(title, "no primary metric (accuracy / rmse / perplexity) found")
+    all_methods = _order_methods(summary["method"])
+    pal = _palette(all_methods)
+    fig, placed = _family_panels(panels)
+    seen = {"paper": False, "clipped": False, "doubtful": False, "baseline": False}
+    for ax, (fam, d, metric, sd) in placed:
+        for key, drawn in _comparison_panel(ax, d, metric, sd, pal).items():
+            seen[key] |= drawn
+    handles = [Line2D([], [], marker="o", ls="-", color="#444444",
+                      label="ours: mean, 95% t-CI" + (" (clipped to the valid range)"
+                                                       if seen["clipped"] else ""))]
+    if seen["paper"]:
+        handles.append(Line2D([], [], marker="x", ls="", color="black", mew=1.6,
+                              label="paper (reported mean)"))
+    if seen["baseline"]:
+        handles.append(Line2D([], [], ls="--", color="#b00000", lw=1,
+                              label="trivial baseline (majority / most frequent / mean)"))
+    _legend_below(fig, handles, [h.get_label() for h in handles])
+    note = "CIs clipped to the metric's valid range." if seen["clipped"] else ""
+    if seen["doubtful"]:
+        note += " † paper value not comparable with ours (see the report)."
+    fig.suptitle(title + (f"\n{note.strip()}" if note else ""), fontsize=11)
+    fig.tight_layout(rect=(0.03, 0, 1, 0.97))
+    return fig
 
+
+def _comparison_panels(summary: pd.DataFrame) -> list[tuple]:
+    """(family, dataset, primary metric, its summary rows) of each dataset with a primary metric."""
     panels = []
     for d in dict.fromkeys(summary["dataset"]):
         sd = summary[summary.dataset == d]
@@ -74,83 +102,74 @@ def fig_method_comparison(summary: pd.DataFrame) -> plt.Figure:
             fam = str(sd["family"].dropna().iloc[0]) if sd["family"].notna().any() else "other"
             panels.append((fam if fam in FAMILY_ORDER else "other", d, metric,
                            sd[sd.metric == metric]))
-    if not panels:
-        return no_data_figure(title, "no primary metric (accuracy / rmse / perplexity) found")
-    all_methods = _order_methods(summary["method"])
-    pal = _palette(all_methods)
-    fig, placed = _family_panels(panels)
-    any_paper, any_clipped, any_doubtful, any_baseline = False, False, False, False
-    for ax, (fam, d, metric, sd) in placed:
-        methods = _order_methods(sd["method"])
-        sd = sd.set_index("method").loc[methods]
-        x = np.arange(len(methods))
-        means = sd["mean"].to_numpy(float)
-        vmin, vmax = stats.metric_range(metric)
-        lo_raw, hi_raw = sd["ci95_low"].to_numpy(float), sd["ci95_high"].to_numpy(float)
-        lo, hi = np.clip(lo_raw, vmin, vmax), np.clip(hi_raw, vmin, vmax)
-        any_clipped |= bool(np.any((lo != lo_raw) & np.isfinite(lo_raw))
-                            | np.any((hi != hi_raw) & np.isfinite(hi_raw)))
-        doubtful = (d, metric) in DOUBTFUL
-        shown = list(means) + list(lo) + list(hi)
-        for i, m in enumerate(methods):
-            if np.isfinite(means[i]):
-                err = np.array([[means[i] - lo[i] if np.isfinite(lo[i]) else 0.0],
-                                [hi[i] - means[i] if np.isfinite(hi[i]) else 0.0]])
-                ax.errorbar(x[i], means[i], yerr=err, fmt="o", capsize=3, color=pal[m], ms=6)
-            pm = sd["paper_mean"].iloc[i]
-            if np.isfinite(pm) and not doubtful:
-                ax.plot(x[i] + 0.25, pm, "x", color="black", ms=7, mew=1.6)
-                shown.append(pm)
-                any_paper = True
-        off_axis = ""
-        base = (pd.to_numeric(sd["baseline_value"], errors="coerce").dropna()
-                if "baseline_value" in sd else pd.Series(dtype=float))
-        if len(base):
-            # the trivial baseline: drawn when near the results, else stated in the panel
-            b = float(base.iloc[0])
-            fin = [v for v in shown if np.isfinite(v)]
-            span = (max(fin) - min(fin)) if fin else 0.0
-            if fin and min(fin) - 0.5 * span - 1e-9 <= b <= max(fin) + 0.5 * span + 1e-9:
-                ax.axhline(b, color="#b00000", ls="--", lw=1)
-                shown.append(b)
-                any_baseline = True
-            else:
-                off_axis = f"trivial baseline {b:.4g}, off the axis"
-        if doubtful and sd["paper_mean"].notna().any():
-            any_doubtful = True
-            ax.text(0.02, 0.98, "paper value not comparable (†)", transform=ax.transAxes,
-                    ha="left", va="top", fontsize=7, color="#8a0000")
-        standin = bool(sd["standin"].map(lambda v: str(v).lower() == "true").any())
-        same = sd["same_run_as"] if "same_run_as" in sd else pd.Series("", index=sd.index)
-        labels = []
-        for m in methods:
-            n = sd.loc[m, "n"]
-            extra = f" = {same[m]}" if isinstance(same[m], str) and same[m] else ""
-            labels.append(f"{m}{extra} (n={int(n) if np.isfinite(n) else 0})")
-        ax.set_xticks(x)
-        ax.set_xticklabels(labels, rotation=90, fontsize=7)
-        ax.set_xlim(-0.6, len(methods) - 0.4)
-        ax.set_ylim(*_limits(shown, metric))
-        _plain_ticks(ax)
-        ax.set_ylabel(f"{metric}  {_direction(metric)}", fontsize=8)
-        ax.set_title(f"{d}{' (stand-in)' if standin else ''}"
-                     + (f"\n({off_axis})" if off_axis else ""), fontsize=10)
-    handles = [Line2D([], [], marker="o", ls="-", color="#444444",
-                      label="ours: mean, 95% t-CI" + (" (clipped to the valid range)"
-                                                       if any_clipped else ""))]
-    if any_paper:
-        handles.append(Line2D([], [], marker="x", ls="", color="black", mew=1.6,
-                              label="paper (reported mean)"))
-    if any_baseline:
-        handles.append(Line2D([], [], ls="--", color="#b00000", lw=1,
-                              label="trivial baseline (majority / most frequent / mean)"))
-    _legend_below(fig, handles, [h.get_label() for h in handles])
-    note = "CIs clipped to the metric's valid range." if any_clipped else ""
-    if any_doubtful:
-        note += " † paper value not comparable with ours (see the report)."
-    fig.suptitle(title + (f"\n{note.strip()}" if note else ""), fontsize=11)
-    fig.tight_layout(rect=(0.03, 0, 1, 0.97))
-    return fig
+    return panels
+
+
+def _comparison_panel(ax, d: str, metric: str, sd: pd.DataFrame, pal: dict) -> dict[str, bool]:
+    """One dataset's panel: each method's mean and CI, the paper's value, the trivial baseline.
+    Returns what it drew that the legend and the title must explain."""
+    from autonorm.report.paper import DOUBTFUL
+
+    methods = _order_methods(sd["method"])
+    sd = sd.set_index("method").loc[methods]
+    x = np.arange(len(methods))
+    means = sd["mean"].to_numpy(float)
+    vmin, vmax = stats.metric_range(metric)
+    lo_raw, hi_raw = sd["ci95_low"].to_numpy(float), sd["ci95_high"].to_numpy(float)
+    lo, hi = np.clip(lo_raw, vmin, vmax), np.clip(hi_raw, vmin, vmax)
+    drew = {"clipped": bool(np.any((lo != lo_raw) & np.isfinite(lo_raw))
+                            | np.any((hi != hi_raw) & np.isfinite(hi_raw))),
+            "paper": False, "doubtful": False, "baseline": False}
+    doubtful = (d, metric) in DOUBTFUL
+    shown = list(means) + list(lo) + list(hi)
+    for i, m in enumerate(methods):
+        if np.isfinite(means[i]):
+            err = np.array([[means[i] - lo[i] if np.isfinite(lo[i]) else 0.0],
+                            [hi[i] - means[i] if np.isfinite(hi[i]) else 0.0]])
+            ax.errorbar(x[i], means[i], yerr=err, fmt="o", capsize=3, color=pal[m], ms=6)
+        pm = sd["paper_mean"].iloc[i]
+        if np.isfinite(pm) and not doubtful:
+            ax.plot(x[i] + 0.25, pm, "x", color="black", ms=7, mew=1.6)
+            shown.append(pm)
+            drew["paper"] = True
+    off_axis, drew["baseline"] = _comparison_baseline(ax, sd, shown)
+    if doubtful and sd["paper_mean"].notna().any():
+        drew["doubtful"] = True
+        ax.text(0.02, 0.98, "paper value not comparable (†)", transform=ax.transAxes,
+                ha="left", va="top", fontsize=7, color="#8a0000")
+    standin = bool(sd["standin"].map(lambda v: str(v).lower() == "true").any())
+    same = sd["same_run_as"] if "same_run_as" in sd else pd.Series("", index=sd.index)
+    labels = []
+    for m in methods:
+        n = sd.loc[m, "n"]
+        extra = f" = {same[m]}" if isinstance(same[m], str) and same[m] else ""
+        labels.append(f"{m}{extra} (n={int(n) if np.isfinite(n) else 0})")
+    ax.set_xticks(x)
+    ax.set_xticklabels(labels, rotation=90, fontsize=7)
+    ax.set_xlim(-0.6, len(methods) - 0.4)
+    ax.set_ylim(*_limits(shown, metric))
+    _plain_ticks(ax)
+    ax.set_ylabel(f"{metric}  {_direction(metric)}", fontsize=8)
+    ax.set_title(f"{d}{' (stand-in)' if standin else ''}"
+                 + (f"\n({off_axis})" if off_axis else ""), fontsize=10)
+    return drew
+
+
+def _comparison_baseline(ax, sd: pd.DataFrame, shown: list) -> tuple[str, bool]:
+    """The trivial baseline: drawn when near the results (added to ``shown``), else stated in the
+    panel's title; (that statement, whether it was drawn)."""
+    base = (pd.to_numeric(sd["baseline_value"], errors="coerce").dropna()
+            if "baseline_value" in sd else pd.Series(dtype=float))
+    if not len(base):
+        return "", False
+    b = float(base.iloc[0])
+    fin = [v for v in shown if np.isfinite(v)]
+    span = (max(fin) - min(fin)) if fin else 0.0
+    if fin and min(fin) - 0.5 * span - 1e-9 <= b <= max(fin) + 0.5 * span + 1e-9:
+        ax.axhline(b, color="#b00000", ls="--", lw=1)
+        shown.append(b)
+        return "", True
+    return f"trivial baseline {b:.4g}, off the axis", False
 
 
 def fig_gate_entropy(history: pd.DataFrame, freeze: pd.DataFrame) -> plt.Figure:
