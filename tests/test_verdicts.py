@@ -64,15 +64,15 @@ def test_aggregate_keeps_w_ln_of_three_way_gates(tmp_path):
                                                       "w_dyt": {"block0.attn": 0.2},
                                                       "w_ln": {"block0.attn": 0.3}}}]
     gates, rows = [], []
-    aggregate._collect_history(gates, rows, "ptb_pos", "autonorm3", 0, hist, choices=3)
+    aggregate.collect_history(gates, rows, "ptb_pos", "autonorm3", 0, hist, choices=3)
     assert gates[0]["w_ln"] == pytest.approx(0.3)
     # an older history without w_ln: 1 - w_DyT only where it holds (two branches)
     del hist[0]["gates"]["w_ln"]
     gates = []
-    aggregate._collect_history(gates, rows, "ptb_pos", "autonorm3", 0, hist, choices=3)
+    aggregate.collect_history(gates, rows, "ptb_pos", "autonorm3", 0, hist, choices=3)
     assert math.isnan(gates[0]["w_ln"])
     gates = []
-    aggregate._collect_history(gates, rows, "ptb_pos", "autonorm", 0, hist, choices=2)
+    aggregate.collect_history(gates, rows, "ptb_pos", "autonorm", 0, hist, choices=2)
     assert gates[0]["w_ln"] == pytest.approx(0.8)
     assert aggregate.gate_choices({"method": "autonorm_s", "norm_options": {"gates": 3}}) == 3
     assert aggregate.gate_choices({"method": "autonorm3"}) == 3

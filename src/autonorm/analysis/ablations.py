@@ -11,7 +11,7 @@ import pandas as pd
 
 from autonorm.analysis import stats
 
-from autonorm.analysis.collect import _num, _read_json_or_none
+from autonorm.analysis.collect import num, read_json_or_none
 from autonorm.analysis.summaries import same_run_pairs, same_runs_between
 from autonorm.analysis.tables import ABLATION_COLUMNS
 
@@ -42,7 +42,7 @@ def _axis_value_in_config(cfg: Any, axis: str) -> Any:
 
 def _value_key(v: Any) -> tuple:
     """Sort swept values numerically when they are numbers, else as text."""
-    x = _num(v)
+    x = num(v)
     return (0, x, "") if math.isfinite(x) else (1, math.inf, str(v))
 
 
@@ -126,7 +126,7 @@ def _base_value(b: str, d: str, axis: str, names: list[str], variants: dict[str,
         for path, seed in zip(brun["path"], brun["seed"]):
             # a results folder's run config, or a study record's (analysis.records)
             cfg = (configs.get(f"{d}/{b}/seed{int(seed)}") if configs is not None
-                   else _read_json_or_none(Path(path) / "config.json"))
+                   else read_json_or_none(Path(path) / "config.json"))
             bv = _axis_value_in_config(cfg, axis)
             if bv is not None:
                 break

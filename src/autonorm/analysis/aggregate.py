@@ -69,7 +69,7 @@ from typing import Iterable, Sequence
 import pandas as pd
 
 from autonorm.analysis.ablations import ablation_table
-from autonorm.analysis.collect import (_collect_history, collect, current_config_hash,  # noqa: F401
+from autonorm.analysis.collect import (collect_history, collect, current_config_hash,  # noqa: F401
                                        discover_variants, gate_choices, load_reference)
 from autonorm.analysis.summaries import compare_methods, same_run_pairs, summarize
 from autonorm.analysis.tables import (COMPARISON_COLUMNS, REFERENCE_METHOD, RUNS_COLUMNS,  # noqa: F401

@@ -53,9 +53,9 @@ from autonorm.methods import GATED_METHODS  # noqa: E402
 from autonorm.output_names import FIGURE_FORMATS, FIGURE_NAMES, FIGURE_STEMS  # noqa: E402,F401
 # the shared helpers and the ablation figures live beside this module (re-exported: callers' names)
 from autonorm.report.plotting import (FAMILY_ORDER, FAMILY_TITLE, LN2, METHOD_ORDER, NO_DATA,  # noqa: E402,F401
-                                      PRIMARY_BY_PRIORITY, _direction, _family_panels, _grid, _identical,
-                                      _legend_below, _limits, _order_methods, _palette, _plain_ticks,
-                                      _primary_metric, _save, _style, no_data_figure)
+                                      PRIMARY_BY_PRIORITY, direction, family_panels, grid, identical,
+                                      legend_below, limits, order_methods, palette, plain_ticks,
+                                      primary_metric, save, style, no_data_figure)
 from autonorm.report.ablation_figures import ablation_stem, fig_ablation, make_ablation_figures  # noqa: E402,F401
 
 
@@ -67,9 +67,9 @@ def fig_method_comparison(summary: pd.DataFrame) -> plt.Figure:
     panels = _comparison_panels(summary)
     if not panels:
         return no_data_figure(title, "no primary metric (accuracy / rmse / perplexity) found")
-    all_methods = _order_methods(summary["method"])
-    pal = _palette(all_methods)
-    fig, placed = _family_panels(panels)
+    all_methods = order_methods(summary["method"])
+    pal = palette(all_methods)
+    fig, placed = family_panels(panels)
     seen = {"paper": False, "clipped": False, "doubtful": False, "baseline": False}
     for ax, (fam, d, metric, sd) in placed:
         for key, drawn in _comparison_panel(ax, d, metric, sd, pal).items():
@@ -83,7 +83,7 @@ def fig_method_comparison(summary: pd.DataFrame) -> plt.Figure:
     if seen["baseline"]:
         handles.append(Line2D([], [], ls="--", color="#b00000", lw=1,
                               label="trivial baseline (majority / most frequent / mean)"))
-    _legend_below(fig, handles, [h.get_label() for h in handles])
+    legend_below(fig, handles, [h.get_label() for h in handles])
     note = "CIs clipped to the metric's valid range." if seen["clipped"] else ""
     if seen["doubtful"]:
         note += " † paper value not comparable with ours (see the report)."
@@ -97,7 +97,7 @@ def _comparison_panels(summary: pd.DataFrame) -> list[tuple]:
     panels = []
     for d in dict.fromkeys(summary["dataset"]):
         sd = summary[summary.dataset == d]
-        metric = _primary_metric(sd.loc[sd.n > 0, "metric"])
+        metric = primary_metric(sd.loc[sd.n > 0, "metric"])
         if metric is not None:
             fam = str(sd["family"].dropna().iloc[0]) if sd["family"].notna().any() else "other"
             panels.append((fam if fam in FAMILY_ORDER else "other", d, metric,
@@ -110,7 +110,7 @@ def _comparison_panel(ax, d: str, metric: str, sd: pd.DataFrame, pal: dict) -> d
     Returns what it drew that the legend and the title must explain."""
     from autonorm.report.paper import DOUBTFUL
 
-    methods = _order_methods(sd["method"])
+    methods = order_methods(sd["method"])
     sd = sd.set_index("method").loc[methods]
     x = np.arange(len(methods))
     means = sd["mean"].to_numpy(float)
@@ -147,9 +147,9 @@ def _comparison_panel(ax, d: str, metric: str, sd: pd.DataFrame, pal: dict) -> d
     ax.set_xticks(x)
     ax.set_xticklabels(labels, rotation=90, fontsize=7)
     ax.set_xlim(-0.6, len(methods) - 0.4)
-    ax.set_ylim(*_limits(shown, metric))
-    _plain_ticks(ax)
-    ax.set_ylabel(f"{metric}  {_direction(metric)}", fontsize=8)
+    ax.set_ylim(*limits(shown, metric))
+    plain_ticks(ax)
+    ax.set_ylabel(f"{metric}  {direction(metric)}", fontsize=8)
     ax.set_title(f"{d}{' (stand-in)' if standin else ''}"
                  + (f"\n({off_axis})" if off_axis else ""), fontsize=10)
     return drew
@@ -180,16 +180,16 @@ def fig_gate_entropy(history: pd.DataFrame, freeze: pd.DataFrame) -> plt.Figure:
     if h.empty:
         return no_data_figure(title, "no gated method (autonorm / autonorm_s) with gate records")
     datasets = list(dict.fromkeys(h["dataset"]))
-    pal = _palette(_order_methods(h["method"]))
-    fig, axes = _grid(len(datasets), ncols_max=4, w=3.8, h=3.0)
+    pal = palette(order_methods(h["method"]))
+    fig, axes = grid(len(datasets), ncols_max=4, w=3.8, h=3.0)
     handles: dict[str, object] = {}
     for ax, d in zip(axes, datasets):
         hd = h[h.dataset == d]
         drawn: dict[str, pd.Series] = {}
-        for m in _order_methods(hd["method"]):
+        for m in order_methods(hd["method"]):
             agg = hd[hd.method == m].groupby("epoch")["mean_entropy"].agg(
                 ["mean", "min", "max"]).sort_index()
-            twin = next((o for o, ser in drawn.items() if _identical(ser, agg["mean"])), None)
+            twin = next((o for o, ser in drawn.items() if identical(ser, agg["mean"])), None)
             if twin is None:
                 line, = ax.plot(agg.index, agg["mean"], marker="o", ms=3, color=pal[m], lw=1.6)
                 ax.fill_between(agg.index, agg["min"], agg["max"], color=pal[m], alpha=0.2, lw=0)
@@ -224,7 +224,7 @@ def fig_gate_entropy(history: pd.DataFrame, freeze: pd.DataFrame) -> plt.Figure:
         ax.set_title(d, fontsize=10)
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
-    _legend_below(fig, list(handles.values()), list(handles.keys()), ncol=3)
+    legend_below(fig, list(handles.values()), list(handles.keys()), ncol=3)
     return fig
 
 
@@ -255,7 +255,7 @@ def fig_wdyt_heatmap(gates: pd.DataFrame, methods: Sequence[str] = GATED_METHODS
         title = f"w_DyT per selector at the end of training (seed mean; 1 = DyT, 0 = {' / '.join(others)})"
     cols: dict[str, pd.Series] = {}
     for d in dict.fromkeys(g["dataset"]):
-        for m in _order_methods(g.loc[g.dataset == d, "method"]):
+        for m in order_methods(g.loc[g.dataset == d, "method"]):
             col = g[(g.dataset == d) & (g.method == m)].groupby("selector")["w_dyt"].mean()
             twin = next((k for k, v in cols.items() if k.startswith(d + " / ")
                          and v.index.equals(col.index)
@@ -311,19 +311,19 @@ def fig_metric_vs_entropy(history: pd.DataFrame) -> plt.Figure:
     if h.empty:
         return no_data_figure(title, "no epochs with both gate entropy and a validation metric")
     datasets = list(dict.fromkeys(h["dataset"]))
-    pal = _palette(_order_methods(h["method"]))
-    fig, axes = _grid(len(datasets), ncols_max=4, w=3.8, h=3.2)
+    pal = palette(order_methods(h["method"]))
+    fig, axes = grid(len(datasets), ncols_max=4, w=3.8, h=3.2)
     handles: dict[str, object] = {}
     for ax, d in zip(axes, datasets):
         hd = h[h.dataset == d]
         drawn: dict[str, pd.DataFrame] = {}
         xs, ys = [], []
-        for m in _order_methods(hd["method"]):
+        for m in order_methods(hd["method"]):
             agg = hd[hd.method == m].groupby("epoch")[["mean_entropy", "val_metric"]].mean()
             agg = agg.sort_index()
             twin = next((o for o, a in drawn.items()
-                         if _identical(a["mean_entropy"], agg["mean_entropy"])
-                         and _identical(a["val_metric"], agg["val_metric"])), None)
+                         if identical(a["mean_entropy"], agg["mean_entropy"])
+                         and identical(a["val_metric"], agg["val_metric"])), None)
             if twin is None:
                 ax.plot(agg["mean_entropy"], agg["val_metric"], "-", color=pal[m], alpha=0.5, lw=1)
                 sc = ax.scatter(agg["mean_entropy"], agg["val_metric"], color=pal[m], s=16,
@@ -345,16 +345,16 @@ def fig_metric_vs_entropy(history: pd.DataFrame) -> plt.Figure:
         names = hd["val_metric_name"].dropna()
         metric = str(names.iloc[0]) if len(names) else "metric"
         # room around the points so the epoch labels stay inside the frame
-        x0, x1 = _limits(xs, "entropy", 0.15)
+        x0, x1 = limits(xs, "entropy", 0.15)
         ax.set_xlim(max(x0, -0.02), min(x1, LN2 + 0.05))
-        ax.set_ylim(*_limits(ys, metric, 0.18))
-        _plain_ticks(ax)
+        ax.set_ylim(*limits(ys, metric, 0.18))
+        plain_ticks(ax)
         ax.set_xlabel("mean gate entropy H (nats)")
-        ax.set_ylabel(f"val {metric}  {_direction(metric)}", fontsize=8)
+        ax.set_ylabel(f"val {metric}  {direction(metric)}", fontsize=8)
         ax.set_title(d, fontsize=10)
     fig.suptitle(title + "; eN = epoch N", fontsize=11)
     fig.tight_layout()
-    _legend_below(fig, list(handles.values()), list(handles.keys()), ncol=4)
+    legend_below(fig, list(handles.values()), list(handles.keys()), ncol=4)
     return fig
 
 
@@ -371,8 +371,8 @@ def fig_corruptions(corr: pd.DataFrame, severity: int = 3) -> plt.Figure:
     generated = (bool(c["corruption_generated"].astype(str).str.lower().eq("true").any())
                  if "corruption_generated" in c else False)
     cset = c["corruption_set"].iloc[0] if "corruption_set" in c else d
-    methods = _order_methods(c["method"])
-    pal = _palette(methods)
+    methods = order_methods(c["method"])
+    pal = palette(methods)
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(13, 4.4), gridspec_kw={"width_ratios": [2.4, 1]})
     s3 = c[c.severity == severity]
     corrs = list(dict.fromkeys(s3["corruption"]))
@@ -410,7 +410,7 @@ def fig_corruptions(corr: pd.DataFrame, severity: int = 3) -> plt.Figure:
     sev = sorted(int(v) for v in set(c["severity"]))
     a2.set_xticks(sev)
     a2.set_xlim(min(sev) - 0.3, max(sev) + 0.3)
-    lo, hi = _limits(per_seed["accuracy"], "accuracy", 0.1)
+    lo, hi = limits(per_seed["accuracy"], "accuracy", 0.1)
     a2.set_ylim(lo, hi)
     a2.set_xlabel("severity")
     a2.set_ylabel("mean accuracy over corruptions (%)\n(higher is better)")
@@ -419,8 +419,8 @@ def fig_corruptions(corr: pd.DataFrame, severity: int = 3) -> plt.Figure:
             else "corruptions generated by our code; not CIFAR-10-C")
     fig.suptitle(f"{title}: models trained on {d}, corruption set {cset} ({what})", fontsize=11)
     fig.tight_layout()
-    _legend_below(fig, [h for h, _ in handles], [m for _, m in handles],
-                  ncol=min(len(handles), 8))
+    legend_below(fig, [h for h, _ in handles], [m for _, m in handles],
+                 ncol=min(len(handles), 8))
     return fig
 
 
@@ -434,7 +434,7 @@ def make_figures(tables: str | Path, out_dir: str | Path, strict: bool = False) 
     """
     require_folder(tables, "autonorm-aggregate (rule aggregate)")
     with plt.rc_context():  # the theme is this function's, not the process's
-        _style()
+        style()
         return _make_figures(Path(tables), Path(out_dir), strict)
 
 
@@ -463,7 +463,7 @@ def _make_figures(tables: Path, out_dir: Path, strict: bool) -> list[Path]:
             print(f"autonorm-figures: {stem} failed ({type(exc).__name__}: {exc})")
             plt.close("all")
             fig = no_data_figure(stem, f"drawing failed: {type(exc).__name__}: {exc}"[:120])
-        written.extend(_save(fig, out_dir, stem))
+        written.extend(save(fig, out_dir, stem))
     written.extend(make_ablation_figures(read_table(tables, "ablations.csv"), out_dir, strict))
     return written
 

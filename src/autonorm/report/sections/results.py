@@ -20,7 +20,7 @@ LATENCY_CAVEAT = ("Latency is measured once per run on whatever machine ran the 
                   "parameters and FLOPs are exact.")
 
 
-def _ours(r) -> str:
+def ours(r) -> str:
     if not fnum(r["n"]) or int(fnum(r["n"])) == 0:
         return "no result"
     return fmt_ms(r["mean"], r["std"], r["n"])
@@ -102,7 +102,7 @@ def primary_table(ctx: ReportContext, d: str, sd: pd.DataFrame, cmp_d: pd.DataFr
                                                  doubtful_used)
         if (d, metric) in DOUBTFUL and math.isfinite(fnum(r.get("paper_mean"))):
             doubtful_used.add((d, metric))
-        row = [_method_cell(ctx, d, r["method"]), f"{metric} {arrow}", _ours(r), ci, _n(r)]
+        row = [_method_cell(ctx, d, r["method"]), f"{metric} {arrow}", ours(r), ci, _n(r)]
         if not standin:
             row.append(_paper(r, d))
         row += [_vs_trivial(r), delta, p_h, mdd]
@@ -193,7 +193,7 @@ def secondary_table(sd: pd.DataFrame, ref: str, label=lambda m: m) -> list[str]:
     rows = []
     for m in dict.fromkeys(sec["method"]):
         sm = sec[sec.method == m].set_index("metric")
-        rows.append([label(m)] + [_ours(sm.loc[x]) if x in sm.index else "–" for x in mets])
+        rows.append([label(m)] + [ours(sm.loc[x]) if x in sm.index else "–" for x in mets])
     arrows = [f"{x} {'↑' if stats.higher_is_better(x) else '↓'}" for x in mets]
     return ["Other test metrics (mean ± std over seeds):", "",
             md_table(["method"] + arrows, rows), ""]
