@@ -19,7 +19,7 @@ import shutil
 
 import pytest
 
-from autonorm.report import figures
+from autonorm.output_names import FIGURE_STEMS
 from autonorm import report
 from autonorm.report import sections
 from helpers.hand_results import build_results, run_aggregate
@@ -127,7 +127,7 @@ def test_freeze_rule_in_words_and_runs(rendered):
 
 def test_figures_and_provenance(rendered):
     text, cfg = rendered
-    for stem in figures.FIGURE_STEMS:
+    for stem in FIGURE_STEMS:
         assert f"![{stem}](figures/{stem}.png)" in text  # relative to report.md
     prov = _section(text, "## Provenance")
     canon = json.dumps(cfg, sort_keys=True)
@@ -254,7 +254,7 @@ def test_snakemake_report_captions_exist():
     repo = Path(__file__).resolve().parents[1]
     smk = (repo / "workflow" / "rules" / "aggregate.smk").read_text()
     assert 'caption=f"../report/{Path(str(p)).stem}.rst"' in smk and "--html-out" in smk
-    for stem in list(figures.FIGURE_STEMS) + ["report"]:
+    for stem in list(FIGURE_STEMS) + ["report"]:
         rst = repo / "workflow" / "report" / f"{stem}.rst"
         assert rst.is_file() and len(rst.read_text().split()) > 30, stem
 

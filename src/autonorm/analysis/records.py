@@ -47,9 +47,8 @@ import pandas as pd
 from autonorm.data.errors import DataCorruptError
 from autonorm.io_utils import read_json, write_json_atomic
 from autonorm.provenance import PATH_ONLY_KEYS, NESTED_PATH_KEYS
-from autonorm.analysis.record_runs import (FINISHED, FRAMES, MEASURED_TIMES, PROVENANCE_COLUMNS,  # noqa: F401
-                                           differing, provenance_of, differences, finished_runs,
-                                           parse_run, run_name, run_numbers, select_runs)
+from autonorm.analysis.record_runs import (FINISHED, FRAMES, PROVENANCE_COLUMNS, differences, differing,
+                                           finished_runs, provenance_of, run_name, run_numbers, select_runs)
 
 SCHEMA_VERSION = 1
 #: keys of a dataset's meta.json left out of a record (large, and nothing downstream reads them)

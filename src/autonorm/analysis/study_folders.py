@@ -27,8 +27,8 @@ from typing import Sequence
 
 import pandas as pd
 
-from autonorm.analysis.records import (FRAMES, MANIFEST, RecordError, differences, finished_runs, merge,
-                                       parse_run, read_part, run_name, select_runs)
+from autonorm.analysis.record_runs import FRAMES, differences, finished_runs, parse_run, run_name, select_runs
+from autonorm.analysis.records import MANIFEST, RecordError, merge, read_part
 from autonorm.io_utils import read_json
 
 #: the files a record is made of (manifest.json and what it lists)

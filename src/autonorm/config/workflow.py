@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 from ..methods import METHODS
-from .run_config import ConfigError, deep_merge, resolve_run_config, results_dir  # noqa: F401 (the public API)
+from .run_config import ConfigError, deep_merge, resolve_run_config
 from .run_config import run_settings_problems
 
 #: the config schema, package data (importlib.resources: an installed package finds it from any

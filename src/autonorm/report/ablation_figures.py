@@ -15,10 +15,8 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from autonorm.analysis import stats  # noqa: E402
-from autonorm.methods import DISPLAY_ORDER, GATED_METHODS  # noqa: E402,F401
+from autonorm.report.plotting import direction, grid, legend_below, limits, plain_ticks, save  # noqa: E402
 
-from autonorm.report.plotting import (NO_DATA, direction, grid, legend_below, limits,  # noqa: E402,F401
-                                      palette, plain_ticks, save, style, no_data_figure)
 
 def ablation_stem(axis: str) -> str:
     """File stem of one ablation axis' figure (same rule as the report's link)."""

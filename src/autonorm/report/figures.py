@@ -50,13 +50,12 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 from autonorm.analysis import stats  # noqa: E402
 from autonorm.io_utils import read_table, require_folder  # noqa: E402
 from autonorm.methods import GATED_METHODS  # noqa: E402
-from autonorm.output_names import FIGURE_FORMATS, FIGURE_NAMES, FIGURE_STEMS  # noqa: E402,F401
-# the shared helpers and the ablation figures live beside this module (re-exported: callers' names)
-from autonorm.report.plotting import (FAMILY_ORDER, FAMILY_TITLE, LN2, METHOD_ORDER, NO_DATA,  # noqa: E402,F401
-                                      PRIMARY_BY_PRIORITY, direction, family_panels, grid, identical,
-                                      legend_below, limits, order_methods, palette, plain_ticks,
-                                      primary_metric, save, style, no_data_figure)
-from autonorm.report.ablation_figures import ablation_stem, fig_ablation, make_ablation_figures  # noqa: E402,F401
+from autonorm.output_names import FIGURE_STEMS  # noqa: E402
+# the shared helpers and the ablation figures live beside this module
+from autonorm.report.plotting import (FAMILY_ORDER, LN2, NO_DATA, direction, family_panels, grid,  # noqa: E402
+                                      identical, legend_below, limits, no_data_figure, order_methods, palette,
+                                      plain_ticks, primary_metric, save, style)
+from autonorm.report.ablation_figures import make_ablation_figures  # noqa: E402
 
 
 # --------------------------------------------------------------------------- figures

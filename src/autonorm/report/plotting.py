@@ -13,10 +13,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-
 from autonorm.analysis import stats  # noqa: E402
 from autonorm.io_utils import save_figure_atomic  # noqa: E402
-from autonorm.methods import DISPLAY_ORDER, GATED_METHODS  # noqa: E402,F401
+from autonorm.methods import DISPLAY_ORDER  # noqa: E402
 from autonorm.output_names import FIGURE_FORMATS  # noqa: E402
 
 NO_DATA = "no data for this figure in this run"

@@ -37,7 +37,7 @@ from ..config.workflow import load_config
 from ..data import load_processed
 from .device import bf16_autocast, resolve_device, set_deterministic
 from .distill import Distiller
-from ..io_utils import WriteFailed, sha256_file, write_json_atomic
+from ..io_utils import RunFolderBusy, WriteFailed, sha256_file, write_json_atomic
 from .malloc_tuning import keep_freed_memory
 from ..methods import get_method
 from ..metrics import VAL_METRIC
@@ -45,7 +45,7 @@ from ..models import build_model
 from ..layers.norms import freeze_selectors
 from .optim import lr_at, make_optimizer
 from ..provenance import env_info, run_config_hash
-from .runlock import RunFolderBusy, RunFolderLock
+from .runlock import RunFolderLock
 from .tasks import TOKEN_TASKS, Task, batches_per_epoch, epoch_batches, run_eval, token_lengths
 
 log = logging.getLogger(__name__)

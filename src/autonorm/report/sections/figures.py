@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from autonorm.output_names import FIGURE_STEMS
 from autonorm.report.context import ReportContext
 
 #: one line per figure; workflow/report/<stem>.rst says the same at more length
@@ -23,8 +24,6 @@ CAPTIONS = {
 
 
 def figures_section(ctx: ReportContext) -> str:
-    from autonorm.report.figures import FIGURE_STEMS
-
     lines = ["## Figures", ""]
     if ctx.figures_dir is None:
         return "\n".join(lines + ["No figures folder given.", ""])
