@@ -191,6 +191,25 @@ def test_ablations_beside_the_paper(paper_report):
     assert "PTB POS accuracy -1.2 points" in ab
 
 
+def test_every_ablation_axis_has_its_claim_by_name():
+    # the axes are written once (config.variants.VARIANT_AXES; the schema's enum is pinned to it in
+    # tests/test_variants.py): the report keys the paper's statements by those exact names
+    from autonorm.config.variants import VARIANT_AXES
+    from autonorm.report.paper import ABLATION_CLAIMS, ablation_claim
+
+    assert set(ABLATION_CLAIMS) == set(VARIANT_AXES)
+    assert {a: ablation_claim(a)[0] for a in VARIANT_AXES} == {
+        "tau": "Gumbel temperature tau", "selector": "Selector capacity",
+        "selector_width": "Selector width (our choice)", "gumbel": "Soft vs hard Gumbel-Softmax",
+        "t_freeze": "Freeze schedule", "eps_h": "Freeze schedule",
+        "distill": "Distillation from the Teacher MLP", "gate3": "3-way gate (LN / RMSNorm / DyT)"}
+    assert ablation_claim("depth") == ("depth", "the paper states nothing about this axis.")
+    # the ablation table's convergence rows are keyed by the same names
+    from autonorm.analysis.ablations import CONVERGENCE_AXES
+
+    assert set(CONVERGENCE_AXES) <= set(VARIANT_AXES)
+
+
 def test_mechanism_on_real_data_has_verdicts(paper_report):
     text, _ = paper_report
     mech = _section(text, "## Mechanism checks")

@@ -46,8 +46,8 @@ def _value_key(v: Any) -> tuple:
     return (0, x, "") if math.isfinite(x) else (1, math.inf, str(v))
 
 
-#: ablation axes whose paper claim is about the speed of convergence (hard Gumbel "converges
-#: significantly slower"): they are also tested on the learning curves
+#: ablation axes (by name: config.variants.VARIANT_AXES) whose paper claim is about the speed of
+#: convergence (hard Gumbel "converges significantly slower"): they are also tested on the learning curves
 CONVERGENCE_AXES = ("gumbel",)
 
 
@@ -102,7 +102,7 @@ def ablation_table(values: pd.DataFrame, runs: pd.DataFrame, variants: dict[str,
                           for b in bases}
             metrics = [m for m in dict.fromkeys(gd.loc[gd.method.isin(names), "metric"])
                        if stats.metric_family(m) == "primary"]
-            if any(k in axis.lower() for k in CONVERGENCE_AXES):
+            if axis in CONVERGENCE_AXES:
                 conv = convergence_values(history, names + bases)
                 conv = conv[conv.dataset == d].assign(standin=standin)
                 if len(conv):
