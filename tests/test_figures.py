@@ -43,6 +43,16 @@ def test_figure_names_fixed():
                                          "metric_vs_entropy", "corruptions"}
 
 
+def test_every_registered_figure_is_drawn_by_a_function_of_figures_from_tables_it_names():
+    # one registry (output_names.FIGURES): the workflow's outputs, the drawing and the report's captions
+    from autonorm.output_names import FIGURES, TABLE_NAMES
+
+    assert list(FIGURES) == FIGURE_STEMS
+    for stem, spec in FIGURES.items():
+        assert callable(getattr(figures, spec["draw"], None)), stem
+        assert set(spec["tables"]) <= set(TABLE_NAMES) and spec["caption"], stem
+
+
 @pytest.mark.parametrize("stem", FIGURE_STEMS)
 def test_figures_render_nonempty(figure_dir, stem):
     _check_png(figure_dir / f"{stem}.png")

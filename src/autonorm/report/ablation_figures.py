@@ -15,13 +15,8 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from autonorm.analysis import stats  # noqa: E402
+from autonorm.output_names import ablation_figure_stem  # noqa: E402
 from autonorm.report.plotting import direction, grid, legend_below, limits, plain_ticks, save  # noqa: E402
-
-
-def ablation_stem(axis: str) -> str:
-    """File stem of one ablation axis' figure (same rule as the report's link)."""
-    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in str(axis))
-    return f"ablation_{safe}"
 
 
 def fig_ablation(ab: pd.DataFrame, axis: str) -> plt.Figure:
@@ -89,5 +84,5 @@ def make_ablation_figures(ab: pd.DataFrame, out_dir: Path, strict: bool = False)
             print(f"autonorm-figures: ablation {axis} failed ({type(exc).__name__}: {exc})")
             plt.close("all")
             continue
-        written.extend(save(fig, out_dir, ablation_stem(axis)))
+        written.extend(save(fig, out_dir, ablation_figure_stem(axis)))
     return written

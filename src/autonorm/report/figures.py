@@ -1,8 +1,10 @@
 """Figures drawn from the aggregate tables (PNG and PDF).
 
 Why a fixed list: Snakemake must name every output of the figures rule in
-advance, so :data:`FIGURE_NAMES` is the complete, documented list of files
-this module writes, and every one of them is written on every call.  When a
+advance, so ``autonorm.output_names.FIGURES`` registers every figure (its stem,
+the function here that draws it, the tables it reads, its caption) and
+``FIGURE_NAMES`` is the complete list of files this module writes, every one of
+them on every call.  When a
 figure's data is absent in a run (e.g. no gated method was trained, or no
 corruption set was evaluated), the file still exists and shows a panel that
 says "no data for this figure in this run" instead of failing the DAG.
@@ -28,14 +30,14 @@ Figures (all read only the CSVs from ``autonorm-aggregate``):
                        present, otherwise the first corruption-evaluated dataset.
 
 Ablation figures (``ablation_<axis>.png/.pdf``, one per axis) are written
-only when ablations.csv has rows, so they are not in :data:`FIGURE_NAMES`;
+only when ablations.csv has rows, so they are not in ``FIGURE_NAMES``;
 the report links the ones it finds.
 """
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
 import matplotlib
 
@@ -50,7 +52,7 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 from autonorm.analysis import stats  # noqa: E402
 from autonorm.io_utils import read_table, require_folder  # noqa: E402
 from autonorm.methods import GATED_METHODS  # noqa: E402
-from autonorm.output_names import FIGURE_STEMS  # noqa: E402
+from autonorm.output_names import FIGURES  # noqa: E402
 # the shared helpers and the ablation figures live beside this module
 from autonorm.report.plotting import (FAMILY_ORDER, LN2, NO_DATA, direction, family_panels, grid,  # noqa: E402
                                       identical, legend_below, limits, no_data_figure, order_methods, palette,
@@ -425,7 +427,8 @@ def fig_corruptions(corr: pd.DataFrame, severity: int = 3) -> plt.Figure:
 
 # --------------------------------------------------------------------------- driver
 def make_figures(tables: str | Path, out_dir: str | Path, strict: bool = False) -> list[Path]:
-    """Write every file of :data:`FIGURE_NAMES` into ``out_dir``; returns the paths.
+    """Write every figure of ``output_names.FIGURES`` (the files of ``FIGURE_NAMES``) into
+    ``out_dir``, then the ablation figures; returns the paths.
 
     A figure whose drawing raises is replaced by a no-data panel naming the
     error, so one bad table never removes the other figures (the error is
@@ -440,22 +443,13 @@ def make_figures(tables: str | Path, out_dir: str | Path, strict: bool = False) 
 def _make_figures(tables: Path, out_dir: Path, strict: bool) -> list[Path]:
     tables, out_dir = Path(tables), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    summary = read_table(tables, "summary.csv")
-    history = read_table(tables, "history.csv")
-    gates = read_table(tables, "gates.csv")
-    freeze = read_table(tables, "freeze.csv")
-    corr = read_table(tables, "corruptions.csv")
-    makers: dict[str, Callable[[], plt.Figure]] = {
-        "method_comparison": lambda: fig_method_comparison(summary),
-        "gate_entropy": lambda: fig_gate_entropy(history, freeze),
-        "wdyt_heatmap": lambda: fig_wdyt_heatmap(gates),
-        "metric_vs_entropy": lambda: fig_metric_vs_entropy(history),
-        "corruptions": lambda: fig_corruptions(corr),
-    }
+    frames = {name: read_table(tables, name)
+              for name in dict.fromkeys(t for spec in FIGURES.values() for t in spec["tables"])}
     written: list[Path] = []
-    for stem in FIGURE_STEMS:
+    for stem, spec in FIGURES.items():
         try:
-            fig = makers[stem]()
+            draw = globals()[spec["draw"]]  # the registry names it (output_names imports nothing)
+            fig = draw(*(frames[t] for t in spec["tables"]))
         except Exception as exc:  # noqa: BLE001 - keep the DAG's outputs complete
             if strict:
                 raise
