@@ -18,7 +18,7 @@ import random
 import _common as C
 import torch
 
-from autonorm.run.train import Task
+from autonorm.run.tasks import Task
 from step_time import build_variant, make_step
 
 SPLIT_SIZE = {"vision": 45_000, "text": 60_000, "tabular": 16_512}  # CIFAR-10 / SST-2 / California train

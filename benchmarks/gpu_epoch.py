@@ -29,7 +29,8 @@ import torch
 from torch import nn
 
 from autonorm.models import build_model
-from autonorm.run.train import Task, make_optimizer
+from autonorm.run.optim import make_optimizer
+from autonorm.run.tasks import Task
 
 N_IMAGES, BATCH = 50_000, 128
 CONTEXT_MB = 500  # rough CUDA context + allocator slack per extra process

@@ -20,7 +20,8 @@ import torch
 from torch import nn
 
 from autonorm.models import build_model
-from autonorm.run.train import Task, make_optimizer
+from autonorm.run.optim import make_optimizer
+from autonorm.run.tasks import Task
 
 MNIST_META = {"name": "bench_mnist", "task": "image_classification", "family": "vision", "num_classes": 10,
               "image": {"channels": 1, "height": 28, "width": 28, "mean": [0.1307], "std": [0.3081]}}

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from autonorm.analysis import aggregate
+from autonorm.output_names import TABLE_NAMES
 from helpers.paper_results import build_paper_results, run_paper_aggregate
 
 
@@ -36,6 +36,6 @@ def paper_results(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def paper_tables(paper_results) -> dict[str, pd.DataFrame]:
-    """The paper-shaped folder's tables (``aggregate.TABLE_NAMES``), read afresh for each module."""
-    return {n: pd.read_csv(paper_results / "tables" / n) for n in aggregate.TABLE_NAMES}
+    """The paper-shaped folder's tables (``TABLE_NAMES``), read afresh for each module."""
+    return {n: pd.read_csv(paper_results / "tables" / n) for n in TABLE_NAMES}
 

@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 from autonorm.analysis import aggregate
+from autonorm.output_names import TABLE_NAMES
 from helpers.hand_results import DATASETS, METHODS, SEEDS, build_results, run_aggregate
 from helpers.hand_results import accuracy as _acc
 from helpers.tables import one_row as _row
@@ -29,7 +30,7 @@ def tables(tmp_path_factory):
 
 
 def test_all_tables_written(tables):
-    for name in aggregate.TABLE_NAMES:
+    for name in TABLE_NAMES:
         assert name in tables
     assert list(tables["summary.csv"].columns[:11]) == [
         "dataset", "method", "metric", "n", "mean", "std", "ci95_low", "ci95_high",
@@ -136,7 +137,7 @@ def test_missing_results_folder(tmp_path):
     # the paper's rows stay visible with n = 0, no number of ours
     r = _row(s, dataset="mnist", method="autonorm_s", metric="accuracy")
     assert r.n == 0 and math.isnan(r["mean"]) and r.paper_mean == pytest.approx(99.18)
-    for name in aggregate.TABLE_NAMES:
+    for name in TABLE_NAMES:
         assert (out / name).is_file()
 
 

@@ -72,8 +72,7 @@ def test_full_disk_and_missing_folder_and_debug(tmp_path, capsys, monkeypatch):
 
 def test_explain_maps_each_kind_to_its_code(tmp_path):
     from autonorm.data.errors import DataCorruptError, DataMissingError
-    from autonorm.io_utils import DamagedRunFile
-    from autonorm.run.runlock import RunFolderBusy
+    from autonorm.io_utils import DamagedRunFile, RunFolderBusy
 
     assert cli.explain(DamagedRunFile("x"))[0] == cli.EXIT_DAMAGED
     assert cli.explain(DataCorruptError("x"))[0] == cli.EXIT_DAMAGED

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from autonorm.config.workflow import ConfigError, check_config, check_report_grid, deep_merge
+from autonorm.config.run_config import ConfigError, deep_merge
+from autonorm.config.workflow import check_config, check_report_grid
 from autonorm.run.train import main as train_main
 from helpers.tiny_datasets import make_processed
 from helpers.tiny_runs import run_config
@@ -311,7 +312,8 @@ def test_every_shipped_preset_passes_the_config_check(preset, monkeypatch, capsy
 
 # --------------------------------------------------------------------------- checks of one run's settings
 def test_patch_size_and_variant_eps_h_are_checked_before_any_job():
-    from autonorm.config.workflow import ConfigError, check_config, load_config
+    from autonorm.config.run_config import ConfigError
+    from autonorm.config.workflow import check_config, load_config
 
     cfg = load_config(ROOT / "config.yaml")
     cfg["dataset_config"]["mnist"]["model"] = {"patch_size": 5}

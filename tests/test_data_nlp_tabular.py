@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import helpers.raw_files as fx
-from autonorm.data import DataCorruptError, DataMissingError, load_processed, nlp, registry
+from autonorm.data import DataCorruptError, DataMissingError, load_processed, nlp, registry, text
 from autonorm.data.baselines import trivial_baseline
 from autonorm.data.cli import main
 from autonorm.data.pipeline import download, preprocess
@@ -74,9 +74,9 @@ def test_sst2_translated_copy_rejected(tmp_path, monkeypatch):
 
 
 def test_tokenizer_keeps_non_ascii_letters(tmp_path, monkeypatch):
-    assert nlp.tokenize_sst("The worst Clichés , a résumé does n't help") == [
+    assert text.tokenize_sst("The worst Clichés , a résumé does n't help") == [
         "the", "worst", "clichés", ",", "a", "résumé", "does", "n't", "help"]
-    assert nlp.tokenize_sst("it's naïve—really") == ["it's", "naïve", "—", "really"]
+    assert text.tokenize_sst("it's naïve—really") == ["it's", "naïve", "—", "really"]
     raw = tmp_path / "raw"
     fx.write_sst2_tsv(raw, train=fx.SST_TRAIN + [("the plot is nothing but boilerplate clichés ", 0)])
     meta = preprocess("sst2", raw, tmp_path / "out", {"allow_unverified": True, "val_fraction": 0.1})
@@ -407,7 +407,7 @@ def test_download_from_a_colleagues_copy(tmp_path, monkeypatch):
 
 
 def test_unknown_word_signatures_by_hand():
-    from autonorm.data.nlp import build_token_classification, unk_signature
+    from autonorm.data.text import build_token_classification, unk_signature
     assert unk_signature("Reorganizing") == "<unk-cap-ing>"
     assert unk_signature("1987-88") == "<unk-num-hyph>"
     assert unk_signature("quickly") == "<unk-ly>"

@@ -17,7 +17,8 @@ import torch
 import yaml
 
 from autonorm.run import device
-from autonorm.config.workflow import ConfigError, check_config, resolve_run_config
+from autonorm.config.run_config import ConfigError, resolve_run_config
+from autonorm.config.workflow import check_config
 from autonorm.provenance import run_config_hash
 
 ROOT = Path(__file__).resolve().parents[1]

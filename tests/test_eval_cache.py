@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from autonorm.io_utils import sha256_file
 from autonorm.run import eval_cache, evaluate
 from autonorm.run import train as train_mod
 from autonorm.run.train import main as train_main
@@ -76,7 +77,7 @@ def _changed_model(run):
             v.add_(0.5)
     torch.save(sd, run / "model.pt")
     info = json.loads((run / "model.json").read_text())
-    info["sha256"]["model.pt"] = eval_cache.sha256_file(run / "model.pt")
+    info["sha256"]["model.pt"] = sha256_file(run / "model.pt")
     (run / "model.json").write_text(json.dumps(info))
 
 

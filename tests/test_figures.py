@@ -13,7 +13,8 @@ import matplotlib.image as mpimg
 import numpy as np
 import pytest
 
-from autonorm.report import figures
+from autonorm.output_names import FIGURE_NAMES, FIGURE_STEMS
+from autonorm.report import ablation_figures, figures
 from helpers.hand_results import build_results, run_aggregate
 
 
@@ -32,17 +33,27 @@ def figure_dir(tmp_path_factory):
     run_aggregate(root)
     out = root / "figures"
     written = figures.make_figures(root / "tables", out, strict=True)
-    assert sorted(p.name for p in written) == sorted(figures.FIGURE_NAMES)
+    assert sorted(p.name for p in written) == sorted(FIGURE_NAMES)
     return out
 
 
 def test_figure_names_fixed():
-    assert figures.FIGURE_NAMES == [f"{s}.{e}" for s in figures.FIGURE_STEMS for e in ("png", "pdf")]
-    assert set(figures.FIGURE_STEMS) == {"method_comparison", "gate_entropy", "wdyt_heatmap",
+    assert FIGURE_NAMES == [f"{s}.{e}" for s in FIGURE_STEMS for e in ("png", "pdf")]
+    assert set(FIGURE_STEMS) == {"method_comparison", "gate_entropy", "wdyt_heatmap",
                                          "metric_vs_entropy", "corruptions"}
 
 
-@pytest.mark.parametrize("stem", figures.FIGURE_STEMS)
+def test_every_registered_figure_is_drawn_by_a_function_of_figures_from_tables_it_names():
+    # one registry (output_names.FIGURES): the workflow's outputs, the drawing and the report's captions
+    from autonorm.output_names import FIGURES, TABLE_NAMES
+
+    assert list(FIGURES) == FIGURE_STEMS
+    for stem, spec in FIGURES.items():
+        assert callable(getattr(figures, spec["draw"], None)), stem
+        assert set(spec["tables"]) <= set(TABLE_NAMES) and spec["caption"], stem
+
+
+@pytest.mark.parametrize("stem", FIGURE_STEMS)
 def test_figures_render_nonempty(figure_dir, stem):
     _check_png(figure_dir / f"{stem}.png")
     pdf = figure_dir / f"{stem}.pdf"
@@ -69,7 +80,7 @@ def test_no_data_still_writes_every_file(tmp_path):
     (tables / "summary.csv").write_text("")  # an empty csv must not crash either
     rc = figures.main(["--tables", str(tables), "--out-dir", str(tmp_path / "figs")])
     assert rc == 0
-    for name in figures.FIGURE_NAMES:
+    for name in FIGURE_NAMES:
         p = tmp_path / "figs" / name
         assert p.is_file() and p.stat().st_size > 1000
     _check_png(tmp_path / "figs" / "gate_entropy.png", min_kb=4)
@@ -259,13 +270,13 @@ def test_corruptions_layout(many):
 
 
 def test_ablation_figures_written_when_ablations_exist(many, tmp_path):
-    written = figures.make_ablation_figures(many["ablations"], tmp_path, strict=True)
+    written = ablation_figures.make_ablation_figures(many["ablations"], tmp_path, strict=True)
     names = sorted(p.name for p in written)
     assert names == ["ablation_gate3.pdf", "ablation_gate3.png", "ablation_selector.pdf",
                      "ablation_selector.png", "ablation_tau.pdf", "ablation_tau.png"]
     _check_png(tmp_path / "ablation_tau.png")
-    fig = figures.fig_ablation(many["ablations"], "tau")
+    fig = ablation_figures.fig_ablation(many["ablations"], "tau")
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["0.25", "0.5", "1"]
     plt.close("all")
-    assert figures.make_ablation_figures(many["ablations"].iloc[0:0], tmp_path) == []
+    assert ablation_figures.make_ablation_figures(many["ablations"].iloc[0:0], tmp_path) == []

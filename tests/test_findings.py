@@ -147,7 +147,7 @@ def test_committed_page_regenerates_from_the_committed_records_byte_for_byte(tmp
     # a style set earlier in the process (the report's seaborn theme: CI's full suite draws the
     # report first) must not reach the page's figures
     with matplotlib.rc_context():
-        plotting._style()
+        plotting.style()
         matplotlib.rcParams["lines.linewidth"] = 7.0
         assert findings.main(["--findings"]) == 0
     assert (tmp_path / "docs" / "findings.md").read_text() == (root / "docs" / "findings.md").read_text()

@@ -19,7 +19,7 @@ from helpers.hand_results import TEACHER_PARAMS, build_results, copy_run, run_ag
 from autonorm.report.findings import cost_rows, main_table, routing_rows
 from autonorm.report.findings.studies import Study
 
-REFERENCE = __import__("autonorm.analysis.aggregate", fromlist=["x"]).load_reference(None)
+REFERENCE = __import__("autonorm.analysis.collect", fromlist=["x"]).load_reference(None)
 #: hand-chosen MNIST accuracies by seed: autonorm − random = −0.5, −0.4, −0.6
 AUTONORM = [98.8, 99.1, 99.0]
 RANDOM = [99.3, 99.5, 99.6]
@@ -110,7 +110,7 @@ def test_the_run_report_shows_learned_minus_random(results):
 def test_the_papers_words_are_tested_only_on_the_metric_they_state(results):
     """The paper's "within the 95% CI" is about MNIST accuracy: the rotation row of the same pair of
     methods carries no quote and is a difference, not an equivalence test."""
-    from autonorm.analysis.aggregate import load_reference
+    from autonorm.analysis.collect import load_reference
 
     rows = main_table.main_table_rows([Study.load("lvr", results)], load_reference(None))
     acc = next(r for r in rows if r.claim.startswith("MNIST accuracy: AutoNorm-S 99.18 vs frozen_ln"))
@@ -136,7 +136,7 @@ def test_a_study_whose_random_runs_have_not_finished_has_no_row(results, tmp_pat
 def test_ledger_names_the_teacher_mlp_for_what_it_is(results):
     """The paper's "+1.2 over the teacher" row: the Teacher is a plain MLP of 102k parameters, said
     beside its number, so that it is not read as a transformer of AutoNorm-S's size."""
-    from autonorm.analysis.aggregate import load_reference
+    from autonorm.analysis.collect import load_reference
 
     reference = load_reference(None)
     rows = main_table.main_table_rows([Study.load("lvr", results)], reference)

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from autonorm import report
-from autonorm.analysis import records
+from autonorm.analysis import record_runs, records
 
 COMPARED = ("summary.csv", "comparisons.csv", "ablations.csv", "gates.csv", "history.csv", "freeze.csv",
             "corruptions.csv", "datasets.csv", "baselines.csv")
@@ -245,7 +245,7 @@ def test_a_folder_recorded_sitting_by_sitting_skips_what_the_study_holds(paper, 
     assert "is in two parts" in capsys.readouterr().err
     assert report.main(args + ["--results", str(root), "--part", "day2", "--skip-recorded"]) == 0
     day2 = records.read_part(studies / "paper" / "day2")
-    finished = day2["runs"][day2["runs"].status.isin(records.FINISHED)]
+    finished = day2["runs"][day2["runs"].status.isin(record_runs.FINISHED)]
     assert set(finished.seed) == {2} and set(day2["provenance"].seed) == {2}
     assert all(k.endswith("seed2") for k in day2["configs"])
     merged = records.tables_of(records.load_study(studies / "paper"))
@@ -335,7 +335,7 @@ def test_a_part_recorded_before_the_cpu_column_reads_with_the_cpu_unknown(paper,
     _edit_part(old, "provenance.csv.gz",
                lambda data: pd.read_csv(pd.io.common.BytesIO(data)).drop(columns="cpu").to_csv(index=False).encode())
     prov = records.read_part(old)["provenance"]
-    assert list(prov.columns) == records.PROVENANCE_COLUMNS and prov["cpu"].isna().all()
+    assert list(prov.columns) == record_runs.PROVENANCE_COLUMNS and prov["cpu"].isna().all()
     merged = records.tables_of(records.load_study(tmp_path / "s" / "x"))
     assert set(merged["runs.csv"].seed) == {0, 1, 2}
 
@@ -363,7 +363,7 @@ def test_a_method_trained_in_a_later_part_keeps_its_place_in_the_tables(paper, t
 
 
 def _finished(part: Path) -> list[str]:
-    return [records.run_name(k) for k in sorted(records.finished_runs(records.read_part(part)))]
+    return [record_runs.run_name(k) for k in sorted(record_runs.finished_runs(records.read_part(part)))]
 
 
 def test_recording_into_a_part_that_holds_more_runs_is_refused_and_replace_carries_them(paper, tmp_path, capsys):
@@ -444,7 +444,7 @@ def test_record_cpu_fills_in_the_cpu_of_runs_that_record_none(paper, tmp_path, c
     assert manifest["command"].endswith(f"--part a --cpu '{cpu}'")
     n = len(manifest["cpu_declared"][cpu])
     assert f"cpu '{cpu}' declared for {n} runs whose env.json records none" in capsys.readouterr().out
-    env = old / rec["runs"][rec["runs"].status.isin(records.FINISHED)].path.iloc[0] / "env.json"
+    env = old / rec["runs"][rec["runs"].status.isin(record_runs.FINISHED)].path.iloc[0] / "env.json"
     env.write_text(json.dumps((json.loads(env.read_text()) if env.is_file() else {})
                               | {"cpu": "AMD EPYC 7B13, torch AVX512"}))
     capsys.readouterr()

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import yaml
 
-from autonorm.config.workflow import SCHEMA_PATH, ConfigError, check_config, load_schema
+from autonorm.config.run_config import ConfigError
+from autonorm.config.workflow import SCHEMA_PATH, check_config, load_schema
 from autonorm.data import CORRUPTION_SETS, DATASETS
 from autonorm.methods import DISPLAY_ORDER, GATE_CHOICES, GATED_METHODS, METHODS
 
@@ -76,7 +77,7 @@ def test_autonorm_defaults_are_written_once():
     import inspect
     from pathlib import Path
 
-    from autonorm.config.workflow import resolve_run_config
+    from autonorm.config.run_config import resolve_run_config
     from autonorm.methods import AUTONORM
     from autonorm.layers.norms import AutoNorm, NormSelector
 

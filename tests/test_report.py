@@ -19,7 +19,7 @@ import shutil
 
 import pytest
 
-from autonorm.report import figures
+from autonorm.output_names import FIGURE_STEMS
 from autonorm import report
 from autonorm.report import sections
 from helpers.hand_results import build_results, run_aggregate
@@ -127,7 +127,7 @@ def test_freeze_rule_in_words_and_runs(rendered):
 
 def test_figures_and_provenance(rendered):
     text, cfg = rendered
-    for stem in figures.FIGURE_STEMS:
+    for stem in FIGURE_STEMS:
         assert f"![{stem}](figures/{stem}.png)" in text  # relative to report.md
     prov = _section(text, "## Provenance")
     canon = json.dumps(cfg, sort_keys=True)
@@ -189,6 +189,25 @@ def test_ablations_beside_the_paper(paper_report):
     assert "### Selector capacity (axis `selector`)" in ab
     assert "### 3-way gate (LN / RMSNorm / DyT) (axis `gate3`)" in ab
     assert "PTB POS accuracy -1.2 points" in ab
+
+
+def test_every_ablation_axis_has_its_claim_by_name():
+    # the axes are written once (config.variants.VARIANT_AXES; the schema's enum is pinned to it in
+    # tests/test_variants.py): the report keys the paper's statements by those exact names
+    from autonorm.config.variants import VARIANT_AXES
+    from autonorm.report.paper import ABLATION_CLAIMS, ablation_claim
+
+    assert set(ABLATION_CLAIMS) == set(VARIANT_AXES)
+    assert {a: ablation_claim(a)[0] for a in VARIANT_AXES} == {
+        "tau": "Gumbel temperature tau", "selector": "Selector capacity",
+        "selector_width": "Selector width (our choice)", "gumbel": "Soft vs hard Gumbel-Softmax",
+        "t_freeze": "Freeze schedule", "eps_h": "Freeze schedule",
+        "distill": "Distillation from the Teacher MLP", "gate3": "3-way gate (LN / RMSNorm / DyT)"}
+    assert ablation_claim("depth") == ("depth", "the paper states nothing about this axis.")
+    # the ablation table's convergence rows are keyed by the same names
+    from autonorm.analysis.ablations import CONVERGENCE_AXES
+
+    assert set(CONVERGENCE_AXES) <= set(VARIANT_AXES)
 
 
 def test_mechanism_on_real_data_has_verdicts(paper_report):
@@ -254,7 +273,7 @@ def test_snakemake_report_captions_exist():
     repo = Path(__file__).resolve().parents[1]
     smk = (repo / "workflow" / "rules" / "aggregate.smk").read_text()
     assert 'caption=f"../report/{Path(str(p)).stem}.rst"' in smk and "--html-out" in smk
-    for stem in list(figures.FIGURE_STEMS) + ["report"]:
+    for stem in list(FIGURE_STEMS) + ["report"]:
         rst = repo / "workflow" / "report" / f"{stem}.rst"
         assert rst.is_file() and len(rst.read_text().split()) > 30, stem
 

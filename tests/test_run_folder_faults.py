@@ -19,9 +19,9 @@ import torch
 from autonorm import cli
 from autonorm.run import checkpoint as ckpt_io
 from autonorm.run import evaluate, export, train
-from autonorm.io_utils import WriteFailed, write_json_atomic
+from autonorm.io_utils import RunFolderBusy, WriteFailed, write_json_atomic
 from autonorm.provenance import run_config_hash
-from autonorm.run.runlock import RunFolderBusy, RunFolderLock
+from autonorm.run.runlock import RunFolderLock
 from autonorm.run.train import train_run
 from helpers.tiny_datasets import make_processed, rewrite_split
 from helpers.tiny_runs import run_config, trained_run
@@ -329,7 +329,7 @@ def test_a_damaged_checkpoint_is_not_resumed_from(tmp_path, caplog):
     cfg = run_config(data, run, epochs=3)
     assert train.main(["--run-config", json.dumps(cfg), "--threads", "1", "--stop-after-epochs", "2"]) == 0
     _flip_bytes(run / ckpt_io.CHECKPOINT)
-    ckpt = ckpt_io.load_checkpoint(run, torch.device("cpu"), train.run_config_hash(cfg))
+    ckpt = ckpt_io.load_checkpoint(run, torch.device("cpu"), run_config_hash(cfg))
     assert ckpt is not None and ckpt["epoch"] == 1  # the previous, intact one
     kept = list((run / ckpt_io.DAMAGED_DIR).iterdir())
     assert len(kept) == 1 and kept[0].name.startswith("checkpoint.pt.")

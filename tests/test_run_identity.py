@@ -120,7 +120,8 @@ def test_every_data_key_not_read_by_a_dataset_is_refused_before_any_job():
 
     import yaml
 
-    from autonorm.config.workflow import ConfigError, check_config
+    from autonorm.config.run_config import ConfigError
+    from autonorm.config.workflow import check_config
     from autonorm.data import registry
 
     base = yaml.safe_load((__import__("pathlib").Path(__file__).resolve().parents[1] / "config.yaml").read_text())

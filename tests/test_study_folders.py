@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from autonorm.analysis import records
+from autonorm.analysis import record_runs, records
 from autonorm.analysis import study_folders as sf
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -176,7 +176,7 @@ def test_a_declared_source_drops_only_the_runs_it_holds(tmp_path):
     assert sorted(r[0] for r in a.repeats) == [f"mnist/teacher_mlp/seed{s}" for s in range(3)]
     assert {r[1] for r in a.repeats} == {"teachers"} and t.repeats == []
     counted = a.counted()
-    assert len(records.finished_runs(counted)) == 15 and "teacher_mlp" not in counted["grid"]["methods"]
+    assert len(record_runs.finished_runs(counted)) == 15 and "teacher_mlp" not in counted["grid"]["methods"]
     runs = records.tables_of(counted)["runs.csv"]
     assert (runs.status == "ok").sum() == 15 and "teacher_mlp" not in set(runs.method)
 
@@ -244,7 +244,7 @@ def test_the_findings_header_lists_every_part_on_disk_with_its_runs():
         on_disk[study.name] = {}
         for part in sf.parts_of(study):
             runs = pd.read_csv(part / "runs.csv.gz")
-            on_disk[study.name][part.name] = int(runs.status.isin(records.FINISHED).sum())
+            on_disk[study.name][part.name] = int(runs.status.isin(record_runs.FINISHED).sum())
     assert listed == on_disk
     assert sum(on_disk["mnist_regime"].values()) >= 18 and len(on_disk["mnist_regime"]) >= 8
     assert ("  - repeats (declared in `studies/mnist_regime_pilot_e16/study.json`): mnist/frozen_ln/seed0 is "
@@ -277,7 +277,7 @@ def test_a_declared_baseline_pairs_a_study_with_its_sources_runs(tmp_path):
     a, pb = _baseline_pair(tmp_path)
     loaded = {r.name: r for r in _load_all(a.parent)}
     judged = loaded["pb"].judged(loaded)
-    runs = sorted((m, int(s)) for _, m, s in records.finished_runs(judged))
+    runs = sorted((m, int(s)) for _, m, s in record_runs.finished_runs(judged))
     assert runs == [("autonorm", 1), ("autonorm", 2), ("frozen_ln", 0), ("frozen_ln", 1), ("frozen_ln", 2)]
     assert loaded["pb"].repeat_differences["mnist/frozen_ln/seed0"] == []
     fl = judged["runs"][judged["runs"].method == "frozen_ln"]

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from autonorm.run.train import should_freeze
-from autonorm.run.train import TrainingDiverged, lr_at, train_run
+from autonorm.run.optim import lr_at
+from autonorm.run.train import TrainingDiverged, train_run
 from helpers.tiny_datasets import make_processed, rewrite_split
 from helpers.tiny_runs import run_config
 

@@ -20,7 +20,8 @@ import torch
 from autonorm.data.integrity import data_identity
 import yaml
 
-from autonorm.config.workflow import ConfigError, check_config, load_config, resolve_run_config
+from autonorm.config.run_config import ConfigError, resolve_run_config
+from autonorm.config.workflow import check_config, load_config
 from autonorm.config.variants import VARIANT_AXES
 from autonorm.run.distill import DistillationError, Distiller, distillation_loss, kd_divergence
 from autonorm.models import build_model

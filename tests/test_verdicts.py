@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from autonorm.analysis import aggregate, stats
+from autonorm.analysis import ablations, collect, stats, summaries
 from autonorm.report.context import ReportContext
 from autonorm.report import gate_checks
 from autonorm.report.sections import mechanism
@@ -64,19 +64,19 @@ def test_aggregate_keeps_w_ln_of_three_way_gates(tmp_path):
                                                       "w_dyt": {"block0.attn": 0.2},
                                                       "w_ln": {"block0.attn": 0.3}}}]
     gates, rows = [], []
-    aggregate._collect_history(gates, rows, "ptb_pos", "autonorm3", 0, hist, choices=3)
+    collect.collect_history(gates, rows, "ptb_pos", "autonorm3", 0, hist, choices=3)
     assert gates[0]["w_ln"] == pytest.approx(0.3)
     # an older history without w_ln: 1 - w_DyT only where it holds (two branches)
     del hist[0]["gates"]["w_ln"]
     gates = []
-    aggregate._collect_history(gates, rows, "ptb_pos", "autonorm3", 0, hist, choices=3)
+    collect.collect_history(gates, rows, "ptb_pos", "autonorm3", 0, hist, choices=3)
     assert math.isnan(gates[0]["w_ln"])
     gates = []
-    aggregate._collect_history(gates, rows, "ptb_pos", "autonorm", 0, hist, choices=2)
+    collect.collect_history(gates, rows, "ptb_pos", "autonorm", 0, hist, choices=2)
     assert gates[0]["w_ln"] == pytest.approx(0.8)
-    assert aggregate.gate_choices({"method": "autonorm_s", "norm_options": {"gates": 3}}) == 3
-    assert aggregate.gate_choices({"method": "autonorm3"}) == 3
-    assert aggregate.gate_choices({"method": "autonorm_s", "norm_options": {}}) == 2
+    assert collect.gate_choices({"method": "autonorm_s", "norm_options": {"gates": 3}}) == 3
+    assert collect.gate_choices({"method": "autonorm3"}) == 3
+    assert collect.gate_choices({"method": "autonorm_s", "norm_options": {}}) == 2
 
 
 def test_ptb_layers_8_to_12_are_blocks_7_to_11():
@@ -143,7 +143,7 @@ def test_detectable_difference_at_the_holm_level():
         rows.append(("mnist", "mnist", "autonorm_s", s, "accuracy", 90.0, False))
         for m, d in diffs.items():
             rows.append(("mnist", "mnist", m, s, "accuracy", 90.0 - d[s], False))
-    comp = aggregate.compare_methods(_values(rows), ["autonorm_s", "dyt", "random", "frozen_ln"],
+    comp = summaries.compare_methods(_values(rows), ["autonorm_s", "dyt", "random", "frozen_ln"],
                                      {"mnist": {"family": "vision"}}).set_index("method_b")
     assert stats.holm_levels([0.01, 0.04, 0.02]) == pytest.approx([0.05 / 3, 0.05 / 1, 0.05 / 2])
     order = comp["p"].sort_values().index
@@ -165,7 +165,7 @@ def test_derived_corruption_means_are_not_extra_holm_tests():
                                "mean_all": (66.0, 65.0 - 0.1 * s)}.items():
             rows.append(("cifar10c", "cifar10", "autonorm_s", s, metric, a, False))
             rows.append(("cifar10c", "cifar10", "frozen_ln", s, metric, b, False))
-    comp = aggregate.compare_methods(_values(rows), ["autonorm_s", "frozen_ln"],
+    comp = summaries.compare_methods(_values(rows), ["autonorm_s", "frozen_ln"],
                                      {"cifar10": {"family": "vision"}}).set_index("metric")
     assert (comp.loc[["gaussian_noise_s3", "motion_blur_s3", "brightness_s3"], "holm_m"] == 3).all()
     for derived in ("mean_s3", "mean_all"):
@@ -196,7 +196,7 @@ def test_hard_gumbel_convergence_is_tested_on_learning_curves():
     runs = pd.DataFrame({"dataset": [], "method": [], "seed": [], "status": [], "same_run_as": []})
     variants = {"gumbel_soft": {"base": "autonorm_s", "axis": "gumbel", "value": "soft"},
                 "gumbel_hard": {"base": "autonorm_s", "axis": "gumbel", "value": "hard"}}
-    ab = aggregate.ablation_table(values, runs, variants, history=history)
+    ab = ablations.ablation_table(values, runs, variants, history=history)
     conv = ab[(ab.metric == "epochs_to_99pct") & ~ab.is_base.astype(bool)].set_index("variant")
     assert conv.loc["gumbel_soft", "mean"] == pytest.approx(2.0)
     assert conv.loc["gumbel_hard", "mean"] == pytest.approx((4 + 4 + 5) / 3)

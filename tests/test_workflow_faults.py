@@ -167,7 +167,7 @@ def test_offline_run_fails_fast_naming_the_files(tmp_path):
 def test_evaluate_is_given_the_run_config_hash(tmp_path):
     import yaml
 
-    from autonorm.config.workflow import deep_merge, resolve_run_config
+    from autonorm.config.run_config import deep_merge, resolve_run_config
     from autonorm.provenance import run_config_hash
 
     target = f"{tmp_path}/results/eval/smoke_digits/autonorm_s/seed1.json"

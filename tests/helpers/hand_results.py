@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from autonorm.analysis import aggregate
+from autonorm.output_names import TABLE_NAMES
 
 CORRUPTIONS = ["gaussian_noise", "shot_noise", "impulse_noise", "defocus_blur", "glass_blur",
                "motion_blur", "zoom_blur", "snow", "frost", "fog", "brightness", "contrast",
@@ -153,7 +154,7 @@ def run_aggregate(root: Path, datasets=tuple(DATASETS), methods=tuple(METHODS),
                   seeds=tuple(SEEDS)) -> dict[str, pd.DataFrame]:
     aggregate.main(["--results", str(root), "--datasets", *datasets, "--methods", *methods,
                     "--seeds", *map(str, seeds), "--out-dir", str(root / "tables")])
-    return {n: pd.read_csv(root / "tables" / n) for n in aggregate.TABLE_NAMES}
+    return {n: pd.read_csv(root / "tables" / n) for n in TABLE_NAMES}
 
 
 #: the Teacher MLP's parameter count in the edited folders (a plain MLP, not a transformer)

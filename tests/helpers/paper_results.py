@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from autonorm.analysis import aggregate
+from autonorm.analysis.collect import current_config_hash
 
 from .hand_results import CORRUPTIONS, run_aggregate, write_json
 
@@ -161,7 +161,7 @@ def _write_run(root: Path, d: str, m: str, s: int, vspec, same: bool, src: str, 
     if not duplicate:  # a same-run copy has nothing of its own on disk but the eval file
         _write_run_folder(run, d, m, s, vspec, cfg, test, cost, src, blocks, epochs)
     ev = {"dataset": d, "method": m, "seed": s, "standin": False, "task": task,
-          "test": test, "cost": cost, "config_hash": aggregate.current_config_hash(cfg)}
+          "test": test, "cost": cost, "config_hash": current_config_hash(cfg)}
     if same:
         ev["same_run_as"] = "autonorm"
     if vspec and vspec[5]:

@@ -11,7 +11,7 @@ import pandas as pd
 
 from autonorm.analysis import stats
 
-from autonorm.analysis.collect import _num, _read_json_or_none
+from autonorm.analysis.collect import num, read_json_or_none
 from autonorm.analysis.summaries import same_run_pairs, same_runs_between
 from autonorm.analysis.tables import ABLATION_COLUMNS
 
@@ -42,12 +42,12 @@ def _axis_value_in_config(cfg: Any, axis: str) -> Any:
 
 def _value_key(v: Any) -> tuple:
     """Sort swept values numerically when they are numbers, else as text."""
-    x = _num(v)
+    x = num(v)
     return (0, x, "") if math.isfinite(x) else (1, math.inf, str(v))
 
 
-#: ablation axes whose paper claim is about the speed of convergence (hard Gumbel "converges
-#: significantly slower"): they are also tested on the learning curves
+#: ablation axes (by name: config.variants.VARIANT_AXES) whose paper claim is about the speed of
+#: convergence (hard Gumbel "converges significantly slower"): they are also tested on the learning curves
 CONVERGENCE_AXES = ("gumbel",)
 
 
@@ -98,96 +98,126 @@ def ablation_table(values: pd.DataFrame, runs: pd.DataFrame, variants: dict[str,
         for d in dict.fromkeys(vals.loc[vals.method.isin(names), "dataset"]):
             gd = vals[vals.dataset == d]
             standin = bool(gd["standin"].any())
-            base_value = {}
-            for b in bases:
-                bv = next((variants[n].get("base_value") for n in names
-                           if variants[n].get("base") == b
-                           and variants[n].get("base_value") is not None), None)
-                if bv is None and (results is not None or configs is not None):
-                    brun = runs[(runs.dataset == d) & (runs.method == b) & (runs.status == "ok")]
-                    for path, seed in zip(brun["path"], brun["seed"]):
-                        # a results folder's run config, or a study record's (analysis.records)
-                        cfg = (configs.get(f"{d}/{b}/seed{int(seed)}") if configs is not None
-                               else _read_json_or_none(Path(path) / "config.json"))
-                        bv = _axis_value_in_config(cfg, axis)
-                        if bv is not None:
-                            break
-                if bv is None:
-                    # a variant that is the base's own runs carries the base's value (gate_2)
-                    bv = next((variants[n].get("value") for n in names
-                               if same_runs_between(groups, d, n, b)), None)
-                base_value[b] = bv
+            base_value = {b: _base_value(b, d, axis, names, variants, runs, groups, results, configs)
+                          for b in bases}
             metrics = [m for m in dict.fromkeys(gd.loc[gd.method.isin(names), "metric"])
                        if stats.metric_family(m) == "primary"]
-            if any(k in axis.lower() for k in CONVERGENCE_AXES):
+            if axis in CONVERGENCE_AXES:
                 conv = convergence_values(history, names + bases)
                 conv = conv[conv.dataset == d].assign(standin=standin)
                 if len(conv):
                     gd = pd.concat([gd, conv], ignore_index=True)
                     metrics += list(stats.CONVERGENCE_METRICS)
+            where = {"dataset": d, "axis": axis, "standin": standin}
             for metric in metrics:
-                gm = gd[gd.metric == metric]
-
-                def seeds_of(m):
-                    sel = gm[gm.method == m]
-                    return dict(zip(sel["seed"], sel["value"]))
-
-                bvals = {b: seeds_of(b) for b in bases}
-                with_runs = [b for b in bases if bvals[b]]
-                shown = with_runs or bases[:1]
-                block = []
-                for b in shown:
-                    desc = stats.describe(list(bvals[b].values()))
-                    block.append({"dataset": d, "axis": axis, "variant": b, "base": b,
-                                  "value": base_value.get(b), "is_base": True, "metric": metric,
-                                  "n": desc["n"], "mean": desc["mean"], "std": desc["std"],
-                                  "ci_low": desc["ci95_low"], "ci_high": desc["ci95_high"],
-                                  "n_pairs": math.nan, "mean_diff_vs_base": math.nan,
-                                  "p_vs_base": math.nan, "p_vs_base_holm": math.nan,
-                                  "holm_m": 0, "sd_diff": math.nan, "mdd80": math.nan,
-                                  "holm_alpha": math.nan,
-                                  "mdd80_holm": math.nan,
-                                  "higher_is_better": stats.higher_is_better(metric),
-                                  "standin": standin,
-                                  "note": "base method" + ("" if bvals[b] else ": no result")})
-                tested = []
-                for name in names:
-                    v = seeds_of(name)
-                    if not v and name not in set(gd.method):
-                        continue
-                    own = str(variants[name].get("base", ""))
-                    ref = own if bvals.get(own) else (with_runs[0] if with_runs else own)
-                    desc = stats.describe(list(v.values()))
-                    res = stats.paired_test(v, bvals.get(ref, {}))
-                    note = res["note"]
-                    if ref != own:
-                        note = f"tested against {ref}: its own base {own} has no run here; " + note
-                    if same_runs_between(groups, d, name, ref):
-                        res.update(p=math.nan, mdd80=math.nan)
-                        note = f"same training runs as {ref}: no test"
-                    row = {"dataset": d, "axis": axis, "variant": name, "base": ref,
-                           "value": variants[name].get("value"), "is_base": False,
-                           "metric": metric, "n": desc["n"], "mean": desc["mean"],
-                           "std": desc["std"], "ci_low": desc["ci95_low"],
-                           "ci_high": desc["ci95_high"], "n_pairs": res["n"],
-                           "mean_diff_vs_base": res["mean_diff"], "p_vs_base": res["p"],
-                           "p_vs_base_holm": math.nan, "holm_m": 0, "mdd80": res["mdd80"],
-                           "sd_diff": res["sd_diff"], "holm_alpha": math.nan, "mdd80_holm": math.nan,
-                           "higher_is_better": stats.higher_is_better(metric),
-                           "standin": standin, "note": note.strip("; ")}
-                    block.append(row)
-                    tested.append(row)
-                p = np.array([r["p_vs_base"] for r in tested], dtype=float)
-                adj = stats.holm(p) if len(p) else p
-                levels = stats.holm_levels(p) if len(p) else p
-                for r, q, a in zip(tested, adj, levels):
-                    r["p_vs_base_holm"] = float(q)
-                    r["holm_m"] = int(np.isfinite(p).sum())
-                    r["holm_alpha"] = float(a)
-                    r["mdd80_holm"] = (stats.min_detectable_difference(
-                        int(r["n_pairs"]), float(r["sd_diff"]), alpha=float(a))
-                        if np.isfinite(a) else math.nan)
-                rows.extend(block)
+                rows.extend(_metric_block(gd, metric, where, names, bases, variants, base_value, groups))
     return pd.DataFrame(rows, columns=ABLATION_COLUMNS)
+
+
+def _base_value(b: str, d: str, axis: str, names: list[str], variants: dict[str, dict], runs: pd.DataFrame,
+                groups: Any, results: str | Path | None, configs: dict | None) -> Any:
+    """The base method's value on the axis: the variants' ``base_value``, else its runs' config,
+    else the value of a variant that is the base's own runs."""
+    bv = next((variants[n].get("base_value") for n in names
+               if variants[n].get("base") == b
+               and variants[n].get("base_value") is not None), None)
+    if bv is None and (results is not None or configs is not None):
+        brun = runs[(runs.dataset == d) & (runs.method == b) & (runs.status == "ok")]
+        for path, seed in zip(brun["path"], brun["seed"]):
+            # a results folder's run config, or a study record's (analysis.records)
+            cfg = (configs.get(f"{d}/{b}/seed{int(seed)}") if configs is not None
+                   else read_json_or_none(Path(path) / "config.json"))
+            bv = _axis_value_in_config(cfg, axis)
+            if bv is not None:
+                break
+    if bv is None:
+        # a variant that is the base's own runs carries the base's value (gate_2)
+        bv = next((variants[n].get("value") for n in names
+                   if same_runs_between(groups, d, n, b)), None)
+    return bv
+
+
+def _metric_block(gd: pd.DataFrame, metric: str, where: dict, names: list[str], bases: list[str],
+                  variants: dict[str, dict], base_value: dict, groups: Any) -> list[dict]:
+    """The rows of one dataset x axis x metric: its bases, then its variants, each tested against
+    its base (Holm over the variants)."""
+    gm = gd[gd.metric == metric]
+
+    def seeds_of(m):
+        sel = gm[gm.method == m]
+        return dict(zip(sel["seed"], sel["value"]))
+
+    bvals = {b: seeds_of(b) for b in bases}
+    with_runs = [b for b in bases if bvals[b]]
+    shown = with_runs or bases[:1]
+    block = [_base_row(where, b, base_value.get(b), metric, bvals[b]) for b in shown]
+    tested = []
+    for name in names:
+        v = seeds_of(name)
+        if not v and name not in set(gd.method):
+            continue
+        own = str(variants[name].get("base", ""))
+        ref = own if bvals.get(own) else (with_runs[0] if with_runs else own)
+        row = _variant_row(where, name, ref, own, variants[name].get("value"), metric, v, bvals.get(ref, {}),
+                           same_runs_between(groups, where["dataset"], name, ref))
+        block.append(row)
+        tested.append(row)
+    _holm(tested)
+    return block
+
+
+def _base_row(where: dict, b: str, value: Any, metric: str, seeds: dict) -> dict:
+    d, axis, standin = where["dataset"], where["axis"], where["standin"]
+    desc = stats.describe(list(seeds.values()))
+    return {"dataset": d, "axis": axis, "variant": b, "base": b,
+            "value": value, "is_base": True, "metric": metric,
+            "n": desc["n"], "mean": desc["mean"], "std": desc["std"],
+            "ci_low": desc["ci95_low"], "ci_high": desc["ci95_high"],
+            "n_pairs": math.nan, "mean_diff_vs_base": math.nan,
+            "p_vs_base": math.nan, "p_vs_base_holm": math.nan,
+            "holm_m": 0, "sd_diff": math.nan, "mdd80": math.nan,
+            "holm_alpha": math.nan,
+            "mdd80_holm": math.nan,
+            "higher_is_better": stats.higher_is_better(metric),
+            "standin": standin,
+            "note": "base method" + ("" if seeds else ": no result")}
+
+
+def _variant_row(where: dict, name: str, ref: str, own: str, value: Any, metric: str, v: dict,
+                 ref_seeds: dict, same_runs: bool) -> dict:
+    """A variant against its reference ``ref`` (its own base ``own``, or the axis' base with runs)."""
+    d, axis, standin = where["dataset"], where["axis"], where["standin"]
+    desc = stats.describe(list(v.values()))
+    res = stats.paired_test(v, ref_seeds)
+    note = res["note"]
+    if ref != own:
+        note = f"tested against {ref}: its own base {own} has no run here; " + note
+    if same_runs:
+        res.update(p=math.nan, mdd80=math.nan)
+        note = f"same training runs as {ref}: no test"
+    return {"dataset": d, "axis": axis, "variant": name, "base": ref,
+            "value": value, "is_base": False,
+            "metric": metric, "n": desc["n"], "mean": desc["mean"],
+            "std": desc["std"], "ci_low": desc["ci95_low"],
+            "ci_high": desc["ci95_high"], "n_pairs": res["n"],
+            "mean_diff_vs_base": res["mean_diff"], "p_vs_base": res["p"],
+            "p_vs_base_holm": math.nan, "holm_m": 0, "mdd80": res["mdd80"],
+            "sd_diff": res["sd_diff"], "holm_alpha": math.nan, "mdd80_holm": math.nan,
+            "higher_is_better": stats.higher_is_better(metric),
+            "standin": standin, "note": note.strip("; ")}
+
+
+def _holm(tested: list[dict]) -> None:
+    """Holm's adjustment over the variants of one dataset x axis x metric, into their rows."""
+    p = np.array([r["p_vs_base"] for r in tested], dtype=float)
+    adj = stats.holm(p) if len(p) else p
+    levels = stats.holm_levels(p) if len(p) else p
+    for r, q, a in zip(tested, adj, levels):
+        r["p_vs_base_holm"] = float(q)
+        r["holm_m"] = int(np.isfinite(p).sum())
+        r["holm_alpha"] = float(a)
+        r["mdd80_holm"] = (stats.min_detectable_difference(
+            int(r["n_pairs"]), float(r["sd_diff"]), alpha=float(a))
+            if np.isfinite(a) else math.nan)
 
 

@@ -12,7 +12,7 @@ docs/data.md):
 * optionally ``<results>/data/<dataset>/meta.json`` (family, stand-in flag,
   description, split sizes, ``trivial_baseline`` and ``provenance``).
 
-Outputs (``TABLE_NAMES``, all written atomically into ``--out-dir``):
+Outputs (``autonorm.output_names.TABLE_NAMES``, all written atomically into ``--out-dir``):
 
 ``summary.csv``      one row per dataset x method x metric: n, mean, std (ddof=1),
                      95% t-CI, the paper's mean/std (paper datasets only), and
@@ -69,20 +69,16 @@ from typing import Iterable, Sequence
 import pandas as pd
 
 from autonorm.analysis.ablations import ablation_table
-from autonorm.analysis.collect import (_collect_history, collect, current_config_hash,  # noqa: F401
-                                       discover_variants, gate_choices, load_reference)
+from autonorm.analysis.collect import collect, discover_variants, load_reference
 from autonorm.analysis.summaries import compare_methods, same_run_pairs, summarize
-from autonorm.analysis.tables import (COMPARISON_COLUMNS, REFERENCE_METHOD, RUNS_COLUMNS,  # noqa: F401
-                                      SUMMARY_COLUMNS)  # the report reads these too
+from autonorm.analysis.tables import COMPARISON_COLUMNS, REFERENCE_METHOD
 from autonorm.io_utils import write_csv_atomic
-from autonorm.output_names import TABLE_NAMES  # noqa: F401 -- the tables this writes
 
 #: the paper's learned gates, each compared with the Random Selector (learned_vs_random.csv)
 LEARNED_GATES = ("autonorm", "autonorm_s")
 
 # The work is done by job in autonorm.analysis (collect, summaries, ablations, tables); this module
-# runs them in turn, writes the tables, and is the command line. The names imported above stay
-# importable from here.
+# runs them in turn, writes the tables, and is the command line.
 
 
 def aggregate(results: str | Path, datasets: Sequence[str], methods: Sequence[str],

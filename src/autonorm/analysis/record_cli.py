@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from autonorm.analysis.records import (MANIFEST, RecordError, differences, finished_runs, merge,
-                                       parse_run, read_part, record_of, run_name, select_runs, write_part)
-from autonorm.analysis.study_folders import _record_files, load_study, read_checked_part, read_parts
+from autonorm.analysis.record_runs import differences, finished_runs, parse_run, run_name, select_runs
+from autonorm.analysis.records import MANIFEST, RecordError, merge, read_part, record_of, write_part
+from autonorm.analysis.study_folders import load_study, read_checked_part, read_parts, record_files
 from autonorm.io_utils import read_json
 
 
@@ -57,7 +57,7 @@ def _old_part(dest: Path, replace: bool) -> dict | None:
     a manifest is refused unless ``replace`` (then nothing of it can be carried over)."""
     if (dest / MANIFEST).is_file():
         return read_checked_part(dest)
-    if dest.is_dir() and _record_files(dest) and not replace:
+    if dest.is_dir() and record_files(dest) and not replace:
         raise RecordError(f"{dest}: record files and no {MANIFEST}: restore it (git checkout -- '{dest / MANIFEST}') "
                           "or pass --replace to record this part anew (its old files are not read)")
     return None

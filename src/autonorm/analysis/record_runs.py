@@ -18,7 +18,7 @@ PROVENANCE_COLUMNS = ["dataset", "method", "seed", "config_hash", "data_identity
                       "train_wall_time_s", "finished_utc"]
 
 
-def _provenance_of(prov: pd.DataFrame, key, column: str) -> str | None:
+def provenance_of(prov: pd.DataFrame, key, column: str) -> str | None:
     """One provenance field of run ``key`` (dataset, method, seed), as text; None where the run or
     the column is absent (a part recorded before runs wrote their CPU has no ``cpu``) or empty."""
     if column not in prov.columns:
@@ -63,7 +63,7 @@ def run_numbers(values: pd.DataFrame, key) -> pd.Series:
     return pd.to_numeric(v.set_index("metric")["value"], errors="coerce").sort_index()
 
 
-def _differing(x: pd.Series, y: pd.Series) -> list[str]:
+def differing(x: pd.Series, y: pd.Series) -> list[str]:
     """The metrics whose numbers differ between ``x`` and ``y`` (NaN equals NaN)."""
     def same(u, v) -> bool:
         if u is None or v is None:
@@ -79,12 +79,12 @@ def differences(a: dict, b: dict, key_a, key_b=None) -> list[str]:
     key_b = key_a if key_b is None else key_b
     out = []
     for col in ("config_hash", "data_identity"):
-        u, v = _provenance_of(a["provenance"], key_a, col), _provenance_of(b["provenance"], key_b, col)
+        u, v = provenance_of(a["provenance"], key_a, col), provenance_of(b["provenance"], key_b, col)
         if u != v:
             out.append(f"{col.replace('_', ' ')} {u} vs {v}")
     x, y = run_numbers(a["values"], key_a), run_numbers(b["values"], key_b)
     x, y = (z[[m.split(":", 1)[1] not in MEASURED_TIMES for m in z.index]] for z in (x, y))
-    return out + [f"{m} {x.get(m, float('nan')):.10g} vs {y.get(m, float('nan')):.10g}" for m in _differing(x, y)]
+    return out + [f"{m} {x.get(m, float('nan')):.10g} vs {y.get(m, float('nan')):.10g}" for m in differing(x, y)]
 
 
 def select_runs(rec: dict, keys, keep: bool) -> dict:

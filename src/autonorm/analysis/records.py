@@ -47,9 +47,8 @@ import pandas as pd
 from autonorm.data.errors import DataCorruptError
 from autonorm.io_utils import read_json, write_json_atomic
 from autonorm.provenance import PATH_ONLY_KEYS, NESTED_PATH_KEYS
-from autonorm.analysis.record_runs import (FINISHED, FRAMES, MEASURED_TIMES, PROVENANCE_COLUMNS,  # noqa: F401
-                                           _differing, _key, _provenance_of, differences, finished_runs,
-                                           parse_run, run_name, run_numbers, select_runs)
+from autonorm.analysis.record_runs import (FINISHED, FRAMES, PROVENANCE_COLUMNS, differences, differing,
+                                           finished_runs, provenance_of, run_name, run_numbers, select_runs)
 
 SCHEMA_VERSION = 1
 #: keys of a dataset's meta.json left out of a record (large, and nothing downstream reads them)
@@ -203,7 +202,7 @@ def without_recorded(rec: dict, held: dict | None) -> tuple[dict, list[str]]:
         return rec, []
 
     def ident(frame: pd.DataFrame, key) -> tuple:
-        return tuple(_provenance_of(frame, key, c) for c in ("config_hash", "data_identity"))
+        return tuple(provenance_of(frame, key, c) for c in ("config_hash", "data_identity"))
 
     for key in both:
         name = run_name(key)
@@ -212,9 +211,9 @@ def without_recorded(rec: dict, held: dict | None) -> tuple[dict, list[str]]:
             raise RecordError(f"run {name} is recorded with config hash / data identity {a[0]} / {a[1]}, "
                               f"and this folder's run has {b[0]} / {b[1]}: it is another run of that name, "
                               "not one to skip; record it as another study or remove the recorded part")
-        diff = _differing(run_numbers(held["values"], key), run_numbers(rec["values"], key))[:3]
+        diff = differing(run_numbers(held["values"], key), run_numbers(rec["values"], key))[:3]
         if diff:
-            cpus = [_provenance_of(held["provenance"], key, "cpu"), _provenance_of(rec["provenance"], key, "cpu")]
+            cpus = [provenance_of(held["provenance"], key, "cpu"), provenance_of(rec["provenance"], key, "cpu")]
             where = (f" (recorded from a run on {cpus[0]}, this folder's ran on {cpus[1]}: another CPU can "
                      "round floats otherwise)" if all(cpus) and cpus[0] != cpus[1] else "")
             raise RecordError(f"run {name} is recorded with other numbers than this folder's ({', '.join(diff)}): "

@@ -27,7 +27,7 @@ Choices (documented here because the paper is silent on them):
   :func:`power_of_paired_test`).  It is what "no
   significant difference" can and cannot rule out.
 * Holm's step-down correction is applied per *family* (see
-  :func:`metric_family` and ``aggregate.compare_methods``): all (method,
+  :func:`metric_family` and ``summaries.compare_methods``): all (method,
   metric) comparisons of one dataset whose metrics belong to the same family.
   NaN p-values (tests that could not be run) are left out of the family and
   stay NaN.

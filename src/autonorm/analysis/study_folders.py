@@ -27,8 +27,8 @@ from typing import Sequence
 
 import pandas as pd
 
-from autonorm.analysis.records import (FRAMES, MANIFEST, RecordError, differences, finished_runs, merge,
-                                       parse_run, read_part, run_name, select_runs)
+from autonorm.analysis.record_runs import FRAMES, differences, finished_runs, parse_run, run_name, select_runs
+from autonorm.analysis.records import MANIFEST, RecordError, merge, read_part
 from autonorm.io_utils import read_json
 
 #: the files a record is made of (manifest.json and what it lists)
@@ -37,7 +37,7 @@ RECORD_SUFFIXES = (".csv.gz", "configs.json.gz", "datasets.json.gz", MANIFEST)
 DECLARATION = "study.json"
 
 
-def _record_files(folder: Path) -> list[str]:
+def record_files(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.is_file() and p.name.endswith(RECORD_SUFFIXES))
 
 
@@ -49,7 +49,7 @@ def parts_of(study_dir: str | Path, skip: Sequence[str] = ()) -> list[Path]:
     study_dir = Path(study_dir)
     if not study_dir.is_dir():
         return []
-    loose = _record_files(study_dir)
+    loose = record_files(study_dir)
     if loose:
         raise RecordError(f"{study_dir}: record files directly in the study folder ({', '.join(loose)}): a study "
                           f"folder holds parts (sub-folders with a {MANIFEST}) and a README; move them back into "
@@ -60,7 +60,7 @@ def parts_of(study_dir: str | Path, skip: Sequence[str] = ()) -> list[Path]:
             continue
         if (sub / MANIFEST).is_file():
             parts.append(sub)
-        elif files := _record_files(sub):
+        elif files := record_files(sub):
             raise RecordError(f"{sub}: record files ({', '.join(files)}) and no {MANIFEST}, so its runs would not "
                               f"be counted: restore the manifest (git checkout -- '{sub / MANIFEST}') or record "
                               f"the part again (autonorm-report --record {study_dir.name} --results FOLDER "
@@ -133,7 +133,7 @@ def study_folders(studies_dir: str | Path) -> list[Path]:
     studies_dir = Path(studies_dir)
     if not studies_dir.is_dir():
         return []
-    loose = _record_files(studies_dir)
+    loose = record_files(studies_dir)
     if loose:
         raise RecordError(f"{studies_dir}: record files directly in it ({', '.join(loose)}): records live in "
                           f"{studies_dir}/<study>/<part>/; move them back or record the part again")

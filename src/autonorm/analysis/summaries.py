@@ -11,7 +11,7 @@ import pandas as pd
 
 from autonorm.analysis import stats
 
-from autonorm.analysis.collect import _num
+from autonorm.analysis.collect import num
 from autonorm.analysis.tables import (COMPARISON_COLUMNS, KNOWN_FAMILY, PAPER_DATASETS,
                                       REFERENCE_METHOD, SUMMARY_COLUMNS)
 
@@ -20,7 +20,7 @@ def _reference_index(reference: pd.DataFrame) -> dict:
     ref_idx = {}
     if len(reference):
         for r in reference.itertuples(index=False):
-            ref_idx[(r.dataset, r.method, r.metric)] = (_num(r.mean), _num(r.std))
+            ref_idx[(r.dataset, r.method, r.metric)] = (num(r.mean), num(r.std))
     return ref_idx
 
 
@@ -83,7 +83,7 @@ def summarize(values: pd.DataFrame, runs: pd.DataFrame, methods: Sequence[str],
     base_idx = {}
     if baselines is not None and len(baselines):
         for b in baselines.itertuples(index=False):
-            base_idx[(b.dataset, b.metric)] = (b.baseline, _num(b.value))
+            base_idx[(b.dataset, b.metric)] = (b.baseline, num(b.value))
     same = same_run_pairs(runs)
     counts = {}
     for (d, m), g in runs.groupby(["dataset", "method"]):

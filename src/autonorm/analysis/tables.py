@@ -56,4 +56,4 @@ CORRUPTION_COLUMNS = ["dataset", "method", "seed", "corruption", "severity", "ac
                       "corruption_set", "standin", "corruption_generated"]
 
 
-_SELECTOR_RE = re.compile(r"^block(\d+)(?:\.(\w+))?$")  # block3.attn; block3: one gate per block
+SELECTOR_RE = re.compile(r"^block(\d+)(?:\.(\w+))?$")  # block3.attn; block3: one gate per block

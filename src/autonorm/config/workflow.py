@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 from ..methods import METHODS
-from .run_config import ConfigError, deep_merge, resolve_run_config, results_dir  # noqa: F401 (the public API)
+from .run_config import ConfigError, deep_merge, resolve_run_config
 from .run_config import run_settings_problems
 
 #: the config schema, package data (importlib.resources: an installed package finds it from any
@@ -143,14 +143,25 @@ def check_config(cfg: dict, schema_path: str | Path | None = None, *, check_devi
 
 
 def _cross_key_problems(cfg: dict) -> list[str]:
+    """The checks across keys: names the registries know, each dataset's block, the folders; then,
+    when those hold, every dataset's training settings."""
+    problems = _listed_name_problems(cfg) + _dataset_block_problems(cfg)
+    ref = cfg.get("reference_method")
+    if ref and cfg.get("methods") and ref not in cfg["methods"]:
+        problems.append(f"config key reference_method: {ref!r} is not among methods {cfg['methods']}")
+    problems += _folder_problems(cfg)
+    if problems:
+        return problems  # the per-run checks below assume the blocks they read exist
+    return _training_setting_problems(cfg)
 
-    from ..data import CORRUPTION_SETS, DATASETS
+
+def _listed_name_problems(cfg: dict) -> list[str]:
+    """Each listed dataset known and given a block; each listed method known."""
+    from ..data import DATASETS
 
     problems: list[str] = []
     add = problems.append
     blocks = cfg.get("dataset_config", {})
-    families = cfg.get("families", {})
-    methods = [m for m in cfg.get("methods", []) if m in METHODS]
     for d in cfg.get("datasets", []):
         if d not in DATASETS:
             add(f"config key datasets: unknown dataset {d!r}; known: {sorted(DATASETS)}")
@@ -159,7 +170,17 @@ def _cross_key_problems(cfg: dict) -> list[str]:
     for m in cfg.get("methods", []):
         if m not in METHODS:
             add(f"config key methods: unknown method {m!r}; known: {sorted(METHODS)}")
-    for d, block in blocks.items():
+    return problems
+
+
+def _dataset_block_problems(cfg: dict) -> list[str]:
+    """Each dataset block's family, corruption set and data settings."""
+    from ..data import CORRUPTION_SETS, DATASETS
+
+    problems: list[str] = []
+    add = problems.append
+    families = cfg.get("families", {})
+    for d, block in cfg.get("dataset_config", {}).items():
         fam = block.get("family")
         if fam not in families:
             add(f"config key dataset_config.{d}.family: family {fam!r} has no block under families")
@@ -178,9 +199,13 @@ def _cross_key_problems(cfg: dict) -> list[str]:
         if isinstance(vf, (int, float)) and isinstance(tf, (int, float)) and vf + tf >= 1:
             add(f"config key dataset_config.{d}.data.val_fraction: val_fraction + test_fraction = {vf + tf:g} "
                 f"leaves no training data (must be below 1)")
-    ref = cfg.get("reference_method")
-    if ref and cfg.get("methods") and ref not in cfg["methods"]:
-        add(f"config key reference_method: {ref!r} is not among methods {cfg['methods']}")
+    return problems
+
+
+def _folder_problems(cfg: dict) -> list[str]:
+    """results_dir and raw_dir that can be folders; raw_from folders that exist."""
+    problems: list[str] = []
+    add = problems.append
     for key in ("results_dir", "raw_dir"):
         value = str(cfg.get(key, ""))
         if "{" in value or "}" in value:
@@ -192,60 +217,74 @@ def _cross_key_problems(cfg: dict) -> list[str]:
     for d, src in (cfg.get("raw_from") or {}).items():
         if not Path(src).is_dir():
             add(f"config key raw_from.{d}: {src!r} is not a folder (the download step copies {d}'s files from it)")
-    if problems:
-        return problems  # the per-run checks below assume the blocks they read exist
+    return problems
 
-    auto = cfg.get("autonorm", {})
-    freeze = auto.get("freeze", {})
+
+def _training_setting_problems(cfg: dict) -> list[str]:
+    """Each listed dataset's merged settings: schedule, model shape, and the freezing methods' runs.
+    A problem shared by datasets (a patch size, a family's t_freeze, a method's eps_h) is said once."""
+    problems: list[str] = []
+    methods = [m for m in cfg.get("methods", []) if m in METHODS]
+    freeze = cfg.get("autonorm", {}).get("freeze", {})
     freezing = [m for m in methods if METHODS[m].freeze_selectors]
     said: set = set()  # (key, image size) already reported
     for d in sorted(set(cfg.get("datasets", []))):
-        block, fam_name = blocks[d], blocks[d]["family"]
-        fam = families[fam_name]
+        problems += _dataset_setting_problems(cfg, d, freezing, freeze, said)
+    return problems
 
-        def where(section: str, key: str) -> str:
-            # the key as written: the dataset's block overrides its family's block
-            if key in (block.get(section) or {}):
-                return f"dataset_config.{d}.{section}.{key}"
-            return f"families.{fam_name}.{section}.{key}"
 
-        train = deep_merge(fam.get("train", {}) or {}, block.get("train", {}) or {})
-        model = deep_merge(fam.get("model", {}) or {}, block.get("model", {}) or {})
-        lr, min_lr = train.get("lr"), train.get("min_lr")
-        if lr is not None and min_lr is not None and min_lr > lr:
-            add(f"config key {where('train', 'min_lr')}: min_lr={min_lr:g} is above lr={lr:g} "
-                f"({where('train', 'lr')}) for dataset {d}; the cosine schedule would raise the rate")
-        epochs, warmup = train.get("epochs"), train.get("warmup_epochs")
-        if epochs is not None and warmup is not None and warmup > epochs:
-            add(f"config key {where('train', 'warmup_epochs')}: warmup_epochs={warmup:g} exceeds "
-                f"epochs={epochs} ({where('train', 'epochs')}) for dataset {d}")
-        size, patch = DATASETS[d].image_size, model.get("patch_size")
-        if size and patch and size % int(patch) and (where("model", "patch_size"), size) not in said:
-            said.add((where("model", "patch_size"), size))
-            add(f"config key {where('model', 'patch_size')}: patch_size={patch} does not divide the "
-                f"{size}x{size} images (datasets "
-                + ", ".join(x for x in cfg.get("datasets", [])
-                            if blocks[x].get("family") == fam_name and DATASETS[x].image_size == size
-                            and deep_merge(families[fam_name].get("model", {}) or {},
-                                           blocks[x].get("model", {}) or {}).get("patch_size") == patch)
-                + f"); use a divisor of {size}")
-        dim, heads = model.get("dim"), model.get("heads")
-        if dim and heads and dim % heads:
-            add(f"config key {where('model', 'heads')}: dim={dim} ({where('model', 'dim')}) is not divisible "
-                f"by heads={heads} for dataset {d}")
-        # the run's own settings, by the one validation autonorm-train applies too
-        for m in (freezing if freeze.get(fam_name, True) else []):
-            run = resolve_run_config(cfg, d, m, int((cfg.get("seeds") or [0])[0]))
-            for key, msg in run_settings_problems(run):
-                if key == "autonorm.t_freeze" and ("t_freeze", fam_name) not in said:
-                    said.add(("t_freeze", fam_name))
-                    add(f"config key autonorm.t_freeze: {msg} ({where('train', 'epochs')}) of dataset {d}, "
-                        f"whose family {fam_name} freezes: {', '.join(freezing)} would never decide; lower "
-                        f"t_freeze or set autonorm.freeze.{fam_name}: false")
-                elif key == "autonorm.eps_h" and ("eps_h", m) not in said:
-                    said.add(("eps_h", m))
-                    add(f"config key autonorm.eps_h: {msg} ({m}; to disable freezing set "
-                        f"autonorm.freeze.<family>: false)")
+def _dataset_setting_problems(cfg: dict, d: str, freezing: list[str], freeze: dict, said: set) -> list[str]:
+    from ..data import DATASETS
+
+    problems: list[str] = []
+    add = problems.append
+    blocks, families = cfg.get("dataset_config", {}), cfg.get("families", {})
+    block, fam_name = blocks[d], blocks[d]["family"]
+    fam = families[fam_name]
+
+    def where(section: str, key: str) -> str:
+        # the key as written: the dataset's block overrides its family's block
+        if key in (block.get(section) or {}):
+            return f"dataset_config.{d}.{section}.{key}"
+        return f"families.{fam_name}.{section}.{key}"
+
+    train = deep_merge(fam.get("train", {}) or {}, block.get("train", {}) or {})
+    model = deep_merge(fam.get("model", {}) or {}, block.get("model", {}) or {})
+    lr, min_lr = train.get("lr"), train.get("min_lr")
+    if lr is not None and min_lr is not None and min_lr > lr:
+        add(f"config key {where('train', 'min_lr')}: min_lr={min_lr:g} is above lr={lr:g} "
+            f"({where('train', 'lr')}) for dataset {d}; the cosine schedule would raise the rate")
+    epochs, warmup = train.get("epochs"), train.get("warmup_epochs")
+    if epochs is not None and warmup is not None and warmup > epochs:
+        add(f"config key {where('train', 'warmup_epochs')}: warmup_epochs={warmup:g} exceeds "
+            f"epochs={epochs} ({where('train', 'epochs')}) for dataset {d}")
+    size, patch = DATASETS[d].image_size, model.get("patch_size")
+    if size and patch and size % int(patch) and (where("model", "patch_size"), size) not in said:
+        said.add((where("model", "patch_size"), size))
+        add(f"config key {where('model', 'patch_size')}: patch_size={patch} does not divide the "
+            f"{size}x{size} images (datasets "
+            + ", ".join(x for x in cfg.get("datasets", [])
+                        if blocks[x].get("family") == fam_name and DATASETS[x].image_size == size
+                        and deep_merge(families[fam_name].get("model", {}) or {},
+                                       blocks[x].get("model", {}) or {}).get("patch_size") == patch)
+            + f"); use a divisor of {size}")
+    dim, heads = model.get("dim"), model.get("heads")
+    if dim and heads and dim % heads:
+        add(f"config key {where('model', 'heads')}: dim={dim} ({where('model', 'dim')}) is not divisible "
+            f"by heads={heads} for dataset {d}")
+    # the run's own settings, by the one validation autonorm-train applies too
+    for m in (freezing if freeze.get(fam_name, True) else []):
+        run = resolve_run_config(cfg, d, m, int((cfg.get("seeds") or [0])[0]))
+        for key, msg in run_settings_problems(run):
+            if key == "autonorm.t_freeze" and ("t_freeze", fam_name) not in said:
+                said.add(("t_freeze", fam_name))
+                add(f"config key autonorm.t_freeze: {msg} ({where('train', 'epochs')}) of dataset {d}, "
+                    f"whose family {fam_name} freezes: {', '.join(freezing)} would never decide; lower "
+                    f"t_freeze or set autonorm.freeze.{fam_name}: false")
+            elif key == "autonorm.eps_h" and ("eps_h", m) not in said:
+                said.add(("eps_h", m))
+                add(f"config key autonorm.eps_h: {msg} ({m}; to disable freezing set "
+                    f"autonorm.freeze.<family>: false)")
     return problems
 
 

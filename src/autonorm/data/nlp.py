@@ -48,9 +48,8 @@ from .local_source import checksum_ok, pick
 from .source import DatasetSource
 from .storage import holdout, split_note, subsample_train, three_way
 
-# the text encoding lives in .text (re-exported: the datasets' builders and tests use these names)
-from .text import (PAD, UNK, build_sequence_classification, build_token_classification,  # noqa: E402,F401
-                   build_vocab, encode, encode_tags, tokenize_sst, unk_signature)
+# the text encoding lives in .text
+from .text import build_sequence_classification, build_token_classification, tokenize_sst
 
 
 # =========================================================================== SST-2

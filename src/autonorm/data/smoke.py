@@ -31,7 +31,7 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-from .nlp import build_sequence_classification, build_token_classification
+from .text import build_sequence_classification, build_token_classification
 from .source import DatasetSource
 from .storage import split_note, subsample_train, three_way
 from .vision import build_vision

@@ -15,22 +15,15 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from autonorm.analysis import stats  # noqa: E402
-from autonorm.methods import DISPLAY_ORDER, GATED_METHODS  # noqa: E402,F401
-
-from autonorm.report.plotting import (NO_DATA, _direction, _grid, _legend_below, _limits,  # noqa: E402,F401
-                                      _palette, _plain_ticks, _save, _style, no_data_figure)
-
-def ablation_stem(axis: str) -> str:
-    """File stem of one ablation axis' figure (same rule as the report's link)."""
-    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in str(axis))
-    return f"ablation_{safe}"
+from autonorm.output_names import ablation_figure_stem  # noqa: E402
+from autonorm.report.plotting import direction, grid, legend_below, limits, plain_ticks, save  # noqa: E402
 
 
 def fig_ablation(ab: pd.DataFrame, axis: str) -> plt.Figure:
     """Metric (mean, 95% CI) against the swept value of one axis, one panel per dataset x metric."""
     a = ab[ab.axis == axis]
     panels = list(a.groupby(["dataset", "metric"], sort=False))
-    fig, axes = _grid(len(panels), ncols_max=3, w=4.0, h=3.2)
+    fig, axes = grid(len(panels), ncols_max=3, w=4.0, h=3.2)
     for ax, ((d, metric), g) in zip(axes, panels):
         vals = pd.to_numeric(g["value"], errors="coerce")
         numeric = bool(vals.notna().all()) and len(vals) > 1
@@ -61,18 +54,18 @@ def fig_ablation(ab: pd.DataFrame, axis: str) -> plt.Figure:
             ax.set_xticklabels([str(v) if str(v) not in ("", "nan") else "base"
                                 for v in g["value"]], rotation=30, ha="right", fontsize=7)
             ax.set_xlim(-0.6, len(g) - 0.4)
-        ax.set_ylim(*_limits(shown, metric))
-        _plain_ticks(ax)
+        ax.set_ylim(*limits(shown, metric))
+        plain_ticks(ax)
         ax.margins(x=0.08)
         ax.set_xlabel(axis)
-        ax.set_ylabel(f"{metric}  {_direction(metric)}", fontsize=8)
+        ax.set_ylabel(f"{metric}  {direction(metric)}", fontsize=8)
         ax.set_title(d, fontsize=10)
     handles = [Line2D([], [], marker="s", ls="", color="black", label="base method"),
                Line2D([], [], marker="o", ls="", color="C0", label="variant")]
     fig.suptitle(f"Ablation: {axis} (mean over seeds, 95% CI clipped to the valid range)",
                  fontsize=11)
     fig.tight_layout()
-    _legend_below(fig, handles, [h.get_label() for h in handles])
+    legend_below(fig, handles, [h.get_label() for h in handles])
     return fig
 
 
@@ -91,5 +84,5 @@ def make_ablation_figures(ab: pd.DataFrame, out_dir: Path, strict: bool = False)
             print(f"autonorm-figures: ablation {axis} failed ({type(exc).__name__}: {exc})")
             plt.close("all")
             continue
-        written.extend(_save(fig, out_dir, ablation_stem(axis)))
+        written.extend(save(fig, out_dir, ablation_figure_stem(axis)))
     return written

@@ -1,8 +1,10 @@
 """Figures drawn from the aggregate tables (PNG and PDF).
 
 Why a fixed list: Snakemake must name every output of the figures rule in
-advance, so :data:`FIGURE_NAMES` is the complete, documented list of files
-this module writes, and every one of them is written on every call.  When a
+advance, so ``autonorm.output_names.FIGURES`` registers every figure (its stem,
+the function here that draws it, the tables it reads, its caption) and
+``FIGURE_NAMES`` is the complete list of files this module writes, every one of
+them on every call.  When a
 figure's data is absent in a run (e.g. no gated method was trained, or no
 corruption set was evaluated), the file still exists and shows a panel that
 says "no data for this figure in this run" instead of failing the DAG.
@@ -28,14 +30,14 @@ Figures (all read only the CSVs from ``autonorm-aggregate``):
                        present, otherwise the first corruption-evaluated dataset.
 
 Ablation figures (``ablation_<axis>.png/.pdf``, one per axis) are written
-only when ablations.csv has rows, so they are not in :data:`FIGURE_NAMES`;
+only when ablations.csv has rows, so they are not in ``FIGURE_NAMES``;
 the report links the ones it finds.
 """
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
 import matplotlib
 
@@ -50,13 +52,12 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 from autonorm.analysis import stats  # noqa: E402
 from autonorm.io_utils import read_table, require_folder  # noqa: E402
 from autonorm.methods import GATED_METHODS  # noqa: E402
-from autonorm.output_names import FIGURE_FORMATS, FIGURE_NAMES, FIGURE_STEMS  # noqa: E402,F401
-# the shared helpers and the ablation figures live beside this module (re-exported: callers' names)
-from autonorm.report.plotting import (FAMILY_ORDER, FAMILY_TITLE, LN2, METHOD_ORDER, NO_DATA,  # noqa: E402,F401
-                                      PRIMARY_BY_PRIORITY, _direction, _family_panels, _grid, _identical,
-                                      _legend_below, _limits, _order_methods, _palette, _plain_ticks,
-                                      _primary_metric, _save, _style, no_data_figure)
-from autonorm.report.ablation_figures import ablation_stem, fig_ablation, make_ablation_figures  # noqa: E402,F401
+from autonorm.output_names import FIGURES  # noqa: E402
+# the shared helpers and the ablation figures live beside this module
+from autonorm.report.plotting import (FAMILY_ORDER, LN2, NO_DATA, direction, family_panels, grid,  # noqa: E402
+                                      identical, legend_below, limits, no_data_figure, order_methods, palette,
+                                      plain_ticks, primary_metric, save, style)
+from autonorm.report.ablation_figures import make_ablation_figures  # noqa: E402
 
 
 # --------------------------------------------------------------------------- figures
@@ -64,93 +65,112 @@ def fig_method_comparison(summary: pd.DataFrame) -> plt.Figure:
     title = "Method comparison: primary test metric (mean over seeds, 95% CI)"
     if summary.empty or not (summary["n"] > 0).any():
         return no_data_figure(title, "summary.csv has no run with a result")
-    from autonorm.report.paper import DOUBTFUL
-
-    panels = []
-    for d in dict.fromkeys(summary["dataset"]):
-        sd = summary[summary.dataset == d]
-        metric = _primary_metric(sd.loc[sd.n > 0, "metric"])
-        if metric is not None:
-            fam = str(sd["family"].dropna().iloc[0]) if sd["family"].notna().any() else "other"
-            panels.append((fam if fam in FAMILY_ORDER else "other", d, metric,
-                           sd[sd.metric == metric]))
+    panels = _comparison_panels(summary)
     if not panels:
         return no_data_figure(title, "no primary metric (accuracy / rmse / perplexity) found")
-    all_methods = _order_methods(summary["method"])
-    pal = _palette(all_methods)
-    fig, placed = _family_panels(panels)
-    any_paper, any_clipped, any_doubtful, any_baseline = False, False, False, False
+    all_methods = order_methods(summary["method"])
+    pal = palette(all_methods)
+    fig, placed = family_panels(panels)
+    seen = {"paper": False, "clipped": False, "doubtful": False, "baseline": False}
     for ax, (fam, d, metric, sd) in placed:
-        methods = _order_methods(sd["method"])
-        sd = sd.set_index("method").loc[methods]
-        x = np.arange(len(methods))
-        means = sd["mean"].to_numpy(float)
-        vmin, vmax = stats.metric_range(metric)
-        lo_raw, hi_raw = sd["ci95_low"].to_numpy(float), sd["ci95_high"].to_numpy(float)
-        lo, hi = np.clip(lo_raw, vmin, vmax), np.clip(hi_raw, vmin, vmax)
-        any_clipped |= bool(np.any((lo != lo_raw) & np.isfinite(lo_raw))
-                            | np.any((hi != hi_raw) & np.isfinite(hi_raw)))
-        doubtful = (d, metric) in DOUBTFUL
-        shown = list(means) + list(lo) + list(hi)
-        for i, m in enumerate(methods):
-            if np.isfinite(means[i]):
-                err = np.array([[means[i] - lo[i] if np.isfinite(lo[i]) else 0.0],
-                                [hi[i] - means[i] if np.isfinite(hi[i]) else 0.0]])
-                ax.errorbar(x[i], means[i], yerr=err, fmt="o", capsize=3, color=pal[m], ms=6)
-            pm = sd["paper_mean"].iloc[i]
-            if np.isfinite(pm) and not doubtful:
-                ax.plot(x[i] + 0.25, pm, "x", color="black", ms=7, mew=1.6)
-                shown.append(pm)
-                any_paper = True
-        off_axis = ""
-        base = (pd.to_numeric(sd["baseline_value"], errors="coerce").dropna()
-                if "baseline_value" in sd else pd.Series(dtype=float))
-        if len(base):
-            # the trivial baseline: drawn when near the results, else stated in the panel
-            b = float(base.iloc[0])
-            fin = [v for v in shown if np.isfinite(v)]
-            span = (max(fin) - min(fin)) if fin else 0.0
-            if fin and min(fin) - 0.5 * span - 1e-9 <= b <= max(fin) + 0.5 * span + 1e-9:
-                ax.axhline(b, color="#b00000", ls="--", lw=1)
-                shown.append(b)
-                any_baseline = True
-            else:
-                off_axis = f"trivial baseline {b:.4g}, off the axis"
-        if doubtful and sd["paper_mean"].notna().any():
-            any_doubtful = True
-            ax.text(0.02, 0.98, "paper value not comparable (†)", transform=ax.transAxes,
-                    ha="left", va="top", fontsize=7, color="#8a0000")
-        standin = bool(sd["standin"].map(lambda v: str(v).lower() == "true").any())
-        same = sd["same_run_as"] if "same_run_as" in sd else pd.Series("", index=sd.index)
-        labels = []
-        for m in methods:
-            n = sd.loc[m, "n"]
-            extra = f" = {same[m]}" if isinstance(same[m], str) and same[m] else ""
-            labels.append(f"{m}{extra} (n={int(n) if np.isfinite(n) else 0})")
-        ax.set_xticks(x)
-        ax.set_xticklabels(labels, rotation=90, fontsize=7)
-        ax.set_xlim(-0.6, len(methods) - 0.4)
-        ax.set_ylim(*_limits(shown, metric))
-        _plain_ticks(ax)
-        ax.set_ylabel(f"{metric}  {_direction(metric)}", fontsize=8)
-        ax.set_title(f"{d}{' (stand-in)' if standin else ''}"
-                     + (f"\n({off_axis})" if off_axis else ""), fontsize=10)
+        for key, drawn in _comparison_panel(ax, d, metric, sd, pal).items():
+            seen[key] |= drawn
     handles = [Line2D([], [], marker="o", ls="-", color="#444444",
                       label="ours: mean, 95% t-CI" + (" (clipped to the valid range)"
-                                                       if any_clipped else ""))]
-    if any_paper:
+                                                       if seen["clipped"] else ""))]
+    if seen["paper"]:
         handles.append(Line2D([], [], marker="x", ls="", color="black", mew=1.6,
                               label="paper (reported mean)"))
-    if any_baseline:
+    if seen["baseline"]:
         handles.append(Line2D([], [], ls="--", color="#b00000", lw=1,
                               label="trivial baseline (majority / most frequent / mean)"))
-    _legend_below(fig, handles, [h.get_label() for h in handles])
-    note = "CIs clipped to the metric's valid range." if any_clipped else ""
-    if any_doubtful:
+    legend_below(fig, handles, [h.get_label() for h in handles])
+    note = "CIs clipped to the metric's valid range." if seen["clipped"] else ""
+    if seen["doubtful"]:
         note += " † paper value not comparable with ours (see the report)."
     fig.suptitle(title + (f"\n{note.strip()}" if note else ""), fontsize=11)
     fig.tight_layout(rect=(0.03, 0, 1, 0.97))
     return fig
+
+
+def _comparison_panels(summary: pd.DataFrame) -> list[tuple]:
+    """(family, dataset, primary metric, its summary rows) of each dataset with a primary metric."""
+    panels = []
+    for d in dict.fromkeys(summary["dataset"]):
+        sd = summary[summary.dataset == d]
+        metric = primary_metric(sd.loc[sd.n > 0, "metric"])
+        if metric is not None:
+            fam = str(sd["family"].dropna().iloc[0]) if sd["family"].notna().any() else "other"
+            panels.append((fam if fam in FAMILY_ORDER else "other", d, metric,
+                           sd[sd.metric == metric]))
+    return panels
+
+
+def _comparison_panel(ax, d: str, metric: str, sd: pd.DataFrame, pal: dict) -> dict[str, bool]:
+    """One dataset's panel: each method's mean and CI, the paper's value, the trivial baseline.
+    Returns what it drew that the legend and the title must explain."""
+    from autonorm.report.paper import DOUBTFUL
+
+    methods = order_methods(sd["method"])
+    sd = sd.set_index("method").loc[methods]
+    x = np.arange(len(methods))
+    means = sd["mean"].to_numpy(float)
+    vmin, vmax = stats.metric_range(metric)
+    lo_raw, hi_raw = sd["ci95_low"].to_numpy(float), sd["ci95_high"].to_numpy(float)
+    lo, hi = np.clip(lo_raw, vmin, vmax), np.clip(hi_raw, vmin, vmax)
+    drew = {"clipped": bool(np.any((lo != lo_raw) & np.isfinite(lo_raw))
+                            | np.any((hi != hi_raw) & np.isfinite(hi_raw))),
+            "paper": False, "doubtful": False, "baseline": False}
+    doubtful = (d, metric) in DOUBTFUL
+    shown = list(means) + list(lo) + list(hi)
+    for i, m in enumerate(methods):
+        if np.isfinite(means[i]):
+            err = np.array([[means[i] - lo[i] if np.isfinite(lo[i]) else 0.0],
+                            [hi[i] - means[i] if np.isfinite(hi[i]) else 0.0]])
+            ax.errorbar(x[i], means[i], yerr=err, fmt="o", capsize=3, color=pal[m], ms=6)
+        pm = sd["paper_mean"].iloc[i]
+        if np.isfinite(pm) and not doubtful:
+            ax.plot(x[i] + 0.25, pm, "x", color="black", ms=7, mew=1.6)
+            shown.append(pm)
+            drew["paper"] = True
+    off_axis, drew["baseline"] = _comparison_baseline(ax, sd, shown)
+    if doubtful and sd["paper_mean"].notna().any():
+        drew["doubtful"] = True
+        ax.text(0.02, 0.98, "paper value not comparable (†)", transform=ax.transAxes,
+                ha="left", va="top", fontsize=7, color="#8a0000")
+    standin = bool(sd["standin"].map(lambda v: str(v).lower() == "true").any())
+    same = sd["same_run_as"] if "same_run_as" in sd else pd.Series("", index=sd.index)
+    labels = []
+    for m in methods:
+        n = sd.loc[m, "n"]
+        extra = f" = {same[m]}" if isinstance(same[m], str) and same[m] else ""
+        labels.append(f"{m}{extra} (n={int(n) if np.isfinite(n) else 0})")
+    ax.set_xticks(x)
+    ax.set_xticklabels(labels, rotation=90, fontsize=7)
+    ax.set_xlim(-0.6, len(methods) - 0.4)
+    ax.set_ylim(*limits(shown, metric))
+    plain_ticks(ax)
+    ax.set_ylabel(f"{metric}  {direction(metric)}", fontsize=8)
+    ax.set_title(f"{d}{' (stand-in)' if standin else ''}"
+                 + (f"\n({off_axis})" if off_axis else ""), fontsize=10)
+    return drew
+
+
+def _comparison_baseline(ax, sd: pd.DataFrame, shown: list) -> tuple[str, bool]:
+    """The trivial baseline: drawn when near the results (added to ``shown``), else stated in the
+    panel's title; (that statement, whether it was drawn)."""
+    base = (pd.to_numeric(sd["baseline_value"], errors="coerce").dropna()
+            if "baseline_value" in sd else pd.Series(dtype=float))
+    if not len(base):
+        return "", False
+    b = float(base.iloc[0])
+    fin = [v for v in shown if np.isfinite(v)]
+    span = (max(fin) - min(fin)) if fin else 0.0
+    if fin and min(fin) - 0.5 * span - 1e-9 <= b <= max(fin) + 0.5 * span + 1e-9:
+        ax.axhline(b, color="#b00000", ls="--", lw=1)
+        shown.append(b)
+        return "", True
+    return f"trivial baseline {b:.4g}, off the axis", False
 
 
 def fig_gate_entropy(history: pd.DataFrame, freeze: pd.DataFrame) -> plt.Figure:
@@ -161,16 +181,16 @@ def fig_gate_entropy(history: pd.DataFrame, freeze: pd.DataFrame) -> plt.Figure:
     if h.empty:
         return no_data_figure(title, "no gated method (autonorm / autonorm_s) with gate records")
     datasets = list(dict.fromkeys(h["dataset"]))
-    pal = _palette(_order_methods(h["method"]))
-    fig, axes = _grid(len(datasets), ncols_max=4, w=3.8, h=3.0)
+    pal = palette(order_methods(h["method"]))
+    fig, axes = grid(len(datasets), ncols_max=4, w=3.8, h=3.0)
     handles: dict[str, object] = {}
     for ax, d in zip(axes, datasets):
         hd = h[h.dataset == d]
         drawn: dict[str, pd.Series] = {}
-        for m in _order_methods(hd["method"]):
+        for m in order_methods(hd["method"]):
             agg = hd[hd.method == m].groupby("epoch")["mean_entropy"].agg(
                 ["mean", "min", "max"]).sort_index()
-            twin = next((o for o, ser in drawn.items() if _identical(ser, agg["mean"])), None)
+            twin = next((o for o, ser in drawn.items() if identical(ser, agg["mean"])), None)
             if twin is None:
                 line, = ax.plot(agg.index, agg["mean"], marker="o", ms=3, color=pal[m], lw=1.6)
                 ax.fill_between(agg.index, agg["min"], agg["max"], color=pal[m], alpha=0.2, lw=0)
@@ -205,7 +225,7 @@ def fig_gate_entropy(history: pd.DataFrame, freeze: pd.DataFrame) -> plt.Figure:
         ax.set_title(d, fontsize=10)
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
-    _legend_below(fig, list(handles.values()), list(handles.keys()), ncol=3)
+    legend_below(fig, list(handles.values()), list(handles.keys()), ncol=3)
     return fig
 
 
@@ -236,7 +256,7 @@ def fig_wdyt_heatmap(gates: pd.DataFrame, methods: Sequence[str] = GATED_METHODS
         title = f"w_DyT per selector at the end of training (seed mean; 1 = DyT, 0 = {' / '.join(others)})"
     cols: dict[str, pd.Series] = {}
     for d in dict.fromkeys(g["dataset"]):
-        for m in _order_methods(g.loc[g.dataset == d, "method"]):
+        for m in order_methods(g.loc[g.dataset == d, "method"]):
             col = g[(g.dataset == d) & (g.method == m)].groupby("selector")["w_dyt"].mean()
             twin = next((k for k, v in cols.items() if k.startswith(d + " / ")
                          and v.index.equals(col.index)
@@ -292,19 +312,19 @@ def fig_metric_vs_entropy(history: pd.DataFrame) -> plt.Figure:
     if h.empty:
         return no_data_figure(title, "no epochs with both gate entropy and a validation metric")
     datasets = list(dict.fromkeys(h["dataset"]))
-    pal = _palette(_order_methods(h["method"]))
-    fig, axes = _grid(len(datasets), ncols_max=4, w=3.8, h=3.2)
+    pal = palette(order_methods(h["method"]))
+    fig, axes = grid(len(datasets), ncols_max=4, w=3.8, h=3.2)
     handles: dict[str, object] = {}
     for ax, d in zip(axes, datasets):
         hd = h[h.dataset == d]
         drawn: dict[str, pd.DataFrame] = {}
         xs, ys = [], []
-        for m in _order_methods(hd["method"]):
+        for m in order_methods(hd["method"]):
             agg = hd[hd.method == m].groupby("epoch")[["mean_entropy", "val_metric"]].mean()
             agg = agg.sort_index()
             twin = next((o for o, a in drawn.items()
-                         if _identical(a["mean_entropy"], agg["mean_entropy"])
-                         and _identical(a["val_metric"], agg["val_metric"])), None)
+                         if identical(a["mean_entropy"], agg["mean_entropy"])
+                         and identical(a["val_metric"], agg["val_metric"])), None)
             if twin is None:
                 ax.plot(agg["mean_entropy"], agg["val_metric"], "-", color=pal[m], alpha=0.5, lw=1)
                 sc = ax.scatter(agg["mean_entropy"], agg["val_metric"], color=pal[m], s=16,
@@ -326,16 +346,16 @@ def fig_metric_vs_entropy(history: pd.DataFrame) -> plt.Figure:
         names = hd["val_metric_name"].dropna()
         metric = str(names.iloc[0]) if len(names) else "metric"
         # room around the points so the epoch labels stay inside the frame
-        x0, x1 = _limits(xs, "entropy", 0.15)
+        x0, x1 = limits(xs, "entropy", 0.15)
         ax.set_xlim(max(x0, -0.02), min(x1, LN2 + 0.05))
-        ax.set_ylim(*_limits(ys, metric, 0.18))
-        _plain_ticks(ax)
+        ax.set_ylim(*limits(ys, metric, 0.18))
+        plain_ticks(ax)
         ax.set_xlabel("mean gate entropy H (nats)")
-        ax.set_ylabel(f"val {metric}  {_direction(metric)}", fontsize=8)
+        ax.set_ylabel(f"val {metric}  {direction(metric)}", fontsize=8)
         ax.set_title(d, fontsize=10)
     fig.suptitle(title + "; eN = epoch N", fontsize=11)
     fig.tight_layout()
-    _legend_below(fig, list(handles.values()), list(handles.keys()), ncol=4)
+    legend_below(fig, list(handles.values()), list(handles.keys()), ncol=4)
     return fig
 
 
@@ -352,8 +372,8 @@ def fig_corruptions(corr: pd.DataFrame, severity: int = 3) -> plt.Figure:
     generated = (bool(c["corruption_generated"].astype(str).str.lower().eq("true").any())
                  if "corruption_generated" in c else False)
     cset = c["corruption_set"].iloc[0] if "corruption_set" in c else d
-    methods = _order_methods(c["method"])
-    pal = _palette(methods)
+    methods = order_methods(c["method"])
+    pal = palette(methods)
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(13, 4.4), gridspec_kw={"width_ratios": [2.4, 1]})
     s3 = c[c.severity == severity]
     corrs = list(dict.fromkeys(s3["corruption"]))
@@ -391,7 +411,7 @@ def fig_corruptions(corr: pd.DataFrame, severity: int = 3) -> plt.Figure:
     sev = sorted(int(v) for v in set(c["severity"]))
     a2.set_xticks(sev)
     a2.set_xlim(min(sev) - 0.3, max(sev) + 0.3)
-    lo, hi = _limits(per_seed["accuracy"], "accuracy", 0.1)
+    lo, hi = limits(per_seed["accuracy"], "accuracy", 0.1)
     a2.set_ylim(lo, hi)
     a2.set_xlabel("severity")
     a2.set_ylabel("mean accuracy over corruptions (%)\n(higher is better)")
@@ -400,14 +420,15 @@ def fig_corruptions(corr: pd.DataFrame, severity: int = 3) -> plt.Figure:
             else "corruptions generated by our code; not CIFAR-10-C")
     fig.suptitle(f"{title}: models trained on {d}, corruption set {cset} ({what})", fontsize=11)
     fig.tight_layout()
-    _legend_below(fig, [h for h, _ in handles], [m for _, m in handles],
-                  ncol=min(len(handles), 8))
+    legend_below(fig, [h for h, _ in handles], [m for _, m in handles],
+                 ncol=min(len(handles), 8))
     return fig
 
 
 # --------------------------------------------------------------------------- driver
 def make_figures(tables: str | Path, out_dir: str | Path, strict: bool = False) -> list[Path]:
-    """Write every file of :data:`FIGURE_NAMES` into ``out_dir``; returns the paths.
+    """Write every figure of ``output_names.FIGURES`` (the files of ``FIGURE_NAMES``) into
+    ``out_dir``, then the ablation figures; returns the paths.
 
     A figure whose drawing raises is replaced by a no-data panel naming the
     error, so one bad table never removes the other figures (the error is
@@ -415,36 +436,27 @@ def make_figures(tables: str | Path, out_dir: str | Path, strict: bool = False) 
     """
     require_folder(tables, "autonorm-aggregate (rule aggregate)")
     with plt.rc_context():  # the theme is this function's, not the process's
-        _style()
+        style()
         return _make_figures(Path(tables), Path(out_dir), strict)
 
 
 def _make_figures(tables: Path, out_dir: Path, strict: bool) -> list[Path]:
     tables, out_dir = Path(tables), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    summary = read_table(tables, "summary.csv")
-    history = read_table(tables, "history.csv")
-    gates = read_table(tables, "gates.csv")
-    freeze = read_table(tables, "freeze.csv")
-    corr = read_table(tables, "corruptions.csv")
-    makers: dict[str, Callable[[], plt.Figure]] = {
-        "method_comparison": lambda: fig_method_comparison(summary),
-        "gate_entropy": lambda: fig_gate_entropy(history, freeze),
-        "wdyt_heatmap": lambda: fig_wdyt_heatmap(gates),
-        "metric_vs_entropy": lambda: fig_metric_vs_entropy(history),
-        "corruptions": lambda: fig_corruptions(corr),
-    }
+    frames = {name: read_table(tables, name)
+              for name in dict.fromkeys(t for spec in FIGURES.values() for t in spec["tables"])}
     written: list[Path] = []
-    for stem in FIGURE_STEMS:
+    for stem, spec in FIGURES.items():
         try:
-            fig = makers[stem]()
+            draw = globals()[spec["draw"]]  # the registry names it (output_names imports nothing)
+            fig = draw(*(frames[t] for t in spec["tables"]))
         except Exception as exc:  # noqa: BLE001 - keep the DAG's outputs complete
             if strict:
                 raise
             print(f"autonorm-figures: {stem} failed ({type(exc).__name__}: {exc})")
             plt.close("all")
             fig = no_data_figure(stem, f"drawing failed: {type(exc).__name__}: {exc}"[:120])
-        written.extend(_save(fig, out_dir, stem))
+        written.extend(save(fig, out_dir, stem))
     written.extend(make_ablation_figures(read_table(tables, "ablations.csv"), out_dir, strict))
     return written
 

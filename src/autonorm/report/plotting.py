@@ -13,10 +13,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-
 from autonorm.analysis import stats  # noqa: E402
 from autonorm.io_utils import save_figure_atomic  # noqa: E402
-from autonorm.methods import DISPLAY_ORDER, GATED_METHODS  # noqa: E402,F401
+from autonorm.methods import DISPLAY_ORDER  # noqa: E402
 from autonorm.output_names import FIGURE_FORMATS  # noqa: E402
 
 NO_DATA = "no data for this figure in this run"
@@ -26,7 +25,7 @@ LN2 = math.log(2.0)
 
 
 # --------------------------------------------------------------------------- helpers
-def _style() -> None:
+def style() -> None:
     try:
         import seaborn as sns
 
@@ -41,7 +40,7 @@ METHOD_COLOURS = {"autonorm_s": 0, "autonorm": 1, "autonorm3": 2, "frozen_ln": 3
                   "adanorm": 6, "film": 7, "teacher_mlp": 8}
 
 
-def _palette(methods: Sequence[str]) -> dict:
+def palette(methods: Sequence[str]) -> dict:
     import zlib
 
     try:
@@ -54,12 +53,12 @@ def _palette(methods: Sequence[str]) -> dict:
     return {m: cols[METHOD_COLOURS[m] if m in METHOD_COLOURS else zlib.crc32(m.encode()) % len(cols)] for m in names}
 
 
-def _order_methods(methods: Iterable[str]) -> list[str]:
+def order_methods(methods: Iterable[str]) -> list[str]:
     ms = list(dict.fromkeys(methods))
     return sorted(ms, key=lambda m: (METHOD_ORDER.index(m) if m in METHOD_ORDER else 99, m))
 
 
-def _grid(n: int, ncols_max: int = 3, w: float = 4.2, h: float = 3.3):
+def grid(n: int, ncols_max: int = 3, w: float = 4.2, h: float = 3.3):
     ncols = max(1, min(ncols_max, n))
     nrows = max(1, math.ceil(n / ncols))
     fig, axes = plt.subplots(nrows, ncols, figsize=(w * ncols, h * nrows), squeeze=False)
@@ -85,7 +84,7 @@ def no_data_figure(title: str, reason: str = "") -> plt.Figure:
     return fig
 
 
-def _save(fig: plt.Figure, out_dir: Path, stem: str) -> list[Path]:
+def save(fig: plt.Figure, out_dir: Path, stem: str) -> list[Path]:
     paths = []
     for ext in FIGURE_FORMATS:
         kw = {"dpi": 150, "bbox_inches": "tight"}
@@ -96,7 +95,7 @@ def _save(fig: plt.Figure, out_dir: Path, stem: str) -> list[Path]:
     return paths
 
 
-def _primary_metric(metrics: Iterable[str]) -> str | None:
+def primary_metric(metrics: Iterable[str]) -> str | None:
     ms = set(metrics)
     for m in PRIMARY_BY_PRIORITY:
         if m in ms:
@@ -109,12 +108,12 @@ FAMILY_ORDER = ("vision", "nlp", "tabular", "other")
 FAMILY_TITLE = {"vision": "Vision", "nlp": "NLP", "tabular": "Tabular", "other": "Other"}
 
 
-def _direction(metric: str) -> str:
+def direction(metric: str) -> str:
     """Words, not an arrow: a y label is drawn rotated, which would turn "↑" into "←"."""
     return "(higher is better)" if stats.higher_is_better(metric) else "(lower is better)"
 
 
-def _limits(values: Iterable[float], metric: str, pad_frac: float = 0.08) -> tuple[float, float]:
+def limits(values: Iterable[float], metric: str, pad_frac: float = 0.08) -> tuple[float, float]:
     """Axis limits around ``values`` padded a little, never outside the metric's valid range."""
     v = np.asarray([x for x in values if np.isfinite(x)], dtype=float)
     vmin, vmax = stats.metric_range(metric)
@@ -131,7 +130,7 @@ def _limits(values: Iterable[float], metric: str, pad_frac: float = 0.08) -> tup
     return max(lo - pad, vmin), min(hi + pad, vmax)
 
 
-def _plain_ticks(ax) -> None:
+def plain_ticks(ax) -> None:
     """No '1e-6+1.3111' offset labels: tick labels show the values themselves."""
     for axis in (ax.xaxis, ax.yaxis):
         fmt = axis.get_major_formatter()
@@ -139,7 +138,7 @@ def _plain_ticks(ax) -> None:
             fmt.set_useOffset(False)
 
 
-def _identical(a: pd.Series, b: pd.Series) -> bool:
+def identical(a: pd.Series, b: pd.Series) -> bool:
     """Two per-epoch series with the same index and values (the same runs drawn twice)."""
     if len(a) == 0 or len(a) != len(b) or not a.index.equals(b.index):
         return False
@@ -147,7 +146,7 @@ def _identical(a: pd.Series, b: pd.Series) -> bool:
                             equal_nan=True))
 
 
-def _legend_below(fig: plt.Figure, handles: list, labels: list, ncol: int | None = None) -> None:
+def legend_below(fig: plt.Figure, handles: list, labels: list, ncol: int | None = None) -> None:
     """One legend for the whole figure, below every panel, so it never covers data."""
     if not handles:
         return
@@ -156,7 +155,7 @@ def _legend_below(fig: plt.Figure, handles: list, labels: list, ncol: int | None
                fontsize=8, frameon=False)
 
 
-def _family_panels(panels: list[tuple], ncols_max: int = 4, w: float = 3.6, h: float = 3.3):
+def family_panels(panels: list[tuple], ncols_max: int = 4, w: float = 3.6, h: float = 3.3):
     """Axes grouped by family: each family starts a new row, labelled on the left."""
     by_fam: dict[str, list] = {}
     for p in panels:

@@ -16,11 +16,10 @@ import socket
 import time
 from pathlib import Path
 
-LOCK_NAME = ".lock"
-
-
 # the error lives with the other errors every entry point names (io_utils), below cli.py
-from ..io_utils import RunFolderBusy  # noqa: E402,F401
+from ..io_utils import RunFolderBusy
+
+LOCK_NAME = ".lock"
 
 
 class RunFolderLock:

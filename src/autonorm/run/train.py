@@ -37,7 +37,7 @@ from ..config.workflow import load_config
 from ..data import load_processed
 from .device import bf16_autocast, resolve_device, set_deterministic
 from .distill import Distiller
-from ..io_utils import WriteFailed, sha256_file, write_json_atomic
+from ..io_utils import RunFolderBusy, WriteFailed, sha256_file, write_json_atomic
 from .malloc_tuning import keep_freed_memory
 from ..methods import get_method
 from ..metrics import VAL_METRIC
@@ -45,7 +45,7 @@ from ..models import build_model
 from ..layers.norms import freeze_selectors
 from .optim import lr_at, make_optimizer
 from ..provenance import env_info, run_config_hash
-from .runlock import RunFolderBusy, RunFolderLock
+from .runlock import RunFolderLock
 from .tasks import TOKEN_TASKS, Task, batches_per_epoch, epoch_batches, run_eval, token_lengths
 
 log = logging.getLogger(__name__)
@@ -135,7 +135,7 @@ def _train(cfg: dict, stop_after_epochs: int | None) -> dict | None:
     clean_stale_temp_files(out_dir)
     chash = run_config_hash(cfg)
     method = get_method(cfg["method"])
-    runtime, tcfg, acfg = cfg.get("runtime", {}), cfg["train"], cfg.get("autonorm", {})
+    runtime = cfg.get("runtime", {})
     _setup_determinism(int(cfg["seed"]), runtime)
     device = resolve_device(runtime.get("device", "auto"))
     try:  # on CUDA, or on a CPU with native bf16; refused elsewhere (not silently trained in fp32)
@@ -143,6 +143,31 @@ def _train(cfg: dict, stop_after_epochs: int | None) -> dict | None:
     except ValueError as e:
         raise ConfigError(f"{out_dir}: {e}") from None
 
+    data, ckpt = _open_run_folder(cfg, out_dir, chash, device)
+    run = _Training(cfg, method, data, device, autocast, chash)
+    if ckpt is not None:
+        run.resume(ckpt)
+        log.info("resumed from the checkpoint of epoch %d in %s", run.start_epoch, out_dir)
+        del ckpt
+    log.info("%s / %s / seed %s: %d params, %d epochs x %d steps on %s (config hash %s)", cfg["dataset"],
+             cfg["method"], cfg["seed"], cost.count_params(run.model), run.epochs, run.steps_per_epoch, device,
+             chash)
+
+    for epoch in range(run.start_epoch + 1, run.epochs + 1):
+        t0 = time.time()
+        train_loss = run.train_epoch(epoch, out_dir)
+        run.end_epoch(epoch, train_loss, t0, out_dir)
+        if stop_after_epochs is not None and epoch >= stop_after_epochs and epoch < run.epochs:
+            log.info("stopping after epoch %d as asked (simulated preemption)", epoch)
+            return None
+
+    return _finish(cfg, chash, run.model, run.task, data, device, autocast, run.history, run.freeze,
+                   run.train_time, t_start)
+
+
+def _open_run_folder(cfg: dict, out_dir: Path, chash: str, device: torch.device):
+    """(the processed data, the checkpoint to resume or None), the folder's old outputs removed
+    and its config.json and env.json written."""
     # the data is part of the run's identity: a checkpoint of the same settings on other data
     # (a changed split, subset or raw file) is not resumed
     try:
@@ -163,102 +188,123 @@ def _train(cfg: dict, stop_after_epochs: int | None) -> dict | None:
     write_json_atomic(out_dir / "env.json", env_info(device) | {
         "config_hash": chash, "data_identity": data_id,
         "resumed_from_epoch": ckpt["epoch"] if ckpt is not None else None})
+    return data, ckpt
 
-    meta = data.meta
-    x_tr, y_tr = data.split("train", device=device)
-    x_va, y_va = data.split("val", device=device)
-    task = Task(meta, tcfg, device)
 
-    model = build_model(meta, cfg["method"], cfg["model"], cfg.get("norm_options", {})).to(device)
-    step_model = torch.compile(model) if runtime.get("compile") and device.type == "cuda" else model
-    opt = make_optimizer(model, tcfg)
-    distiller = Distiller.from_run_config(cfg, meta, device, data_id)  # None unless a distillation variant
+class _Training:
+    """One run as it trains: its data, model, optimizer, schedule and random streams, and what
+    changes epoch by epoch (the step, the time trained, the history, the freeze record).
 
-    epochs, bs = int(tcfg["epochs"]), int(tcfg["batch_size"])
-    # (ours, off by default) batches of similar length for token tasks: less padding computed
-    lengths = (token_lengths(x_tr, meta.get("pad_id", 0))
-               if tcfg.get("length_batching") and task.kind in TOKEN_TASKS else None)
-    steps_per_epoch = batches_per_epoch(x_tr.shape[0], bs, lengths is not None)
-    total_steps = epochs * steps_per_epoch
-    warmup_steps = int(round(tcfg.get("warmup_epochs", 0) * steps_per_epoch))
-    freeze_enabled = bool(method.freeze_selectors and acfg.get("freeze_enabled", True))
-    freeze = {"enabled": freeze_enabled, "t_freeze": acfg.get("t_freeze"), "eps_h": acfg.get("eps_h"),
-              "froze": False, "epoch": None, "entropy_at_decision": None, "config_hash": chash}
+    Built in the order of the run's random draws, which a resumed run must repeat: the model's
+    initial weights (torch's global generator, seeded by ``_setup_determinism``), then the batch
+    order's generator and the augmentations' ``random.Random``."""
 
-    gen = torch.Generator(device=device)
-    gen.manual_seed(int(cfg["seed"]))
-    rng = random.Random(int(cfg["seed"]))
-    history: list[dict] = []
-    start_epoch, step, train_time = 0, 0, 0.0
+    def __init__(self, cfg: dict, method, data, device: torch.device, autocast: bool, chash: str):
+        self.cfg, self.chash, self.data_id = cfg, chash, data.identity
+        self.device, self.autocast = device, autocast
+        tcfg = self.tcfg = cfg["train"]
+        acfg = self.acfg = cfg.get("autonorm", {})
+        runtime = cfg.get("runtime", {})
+        meta = data.meta
+        self.x_tr, self.y_tr = data.split("train", device=device)
+        self.x_va, self.y_va = data.split("val", device=device)
+        self.task = Task(meta, tcfg, device)
 
-    if ckpt is not None:
+        self.model = build_model(meta, cfg["method"], cfg["model"], cfg.get("norm_options", {})).to(device)
+        self.step_model = (torch.compile(self.model) if runtime.get("compile") and device.type == "cuda"
+                           else self.model)
+        self.opt = make_optimizer(self.model, tcfg)
+        # None unless a distillation variant
+        self.distiller = Distiller.from_run_config(cfg, meta, device, self.data_id)
+
+        self.epochs, self.bs = int(tcfg["epochs"]), int(tcfg["batch_size"])
+        # (ours, off by default) batches of similar length for token tasks: less padding computed
+        self.lengths = (token_lengths(self.x_tr, meta.get("pad_id", 0))
+                        if tcfg.get("length_batching") and self.task.kind in TOKEN_TASKS else None)
+        self.steps_per_epoch = batches_per_epoch(self.x_tr.shape[0], self.bs, self.lengths is not None)
+        self.total_steps = self.epochs * self.steps_per_epoch
+        self.warmup_steps = int(round(tcfg.get("warmup_epochs", 0) * self.steps_per_epoch))
+        self.freeze_enabled = bool(method.freeze_selectors and acfg.get("freeze_enabled", True))
+        self.freeze = {"enabled": self.freeze_enabled, "t_freeze": acfg.get("t_freeze"), "eps_h": acfg.get("eps_h"),
+                       "froze": False, "epoch": None, "entropy_at_decision": None, "config_hash": chash}
+
+        self.gen = torch.Generator(device=device)
+        self.gen.manual_seed(int(cfg["seed"]))
+        self.rng = random.Random(int(cfg["seed"]))
+        self.history: list[dict] = []
+        self.start_epoch, self.step, self.train_time = 0, 0, 0.0
+        self.metric_name, _ = VAL_METRIC[self.task.kind]
+        self.smoothing = float(tcfg.get("label_smoothing", 0.0))
+
+    def resume(self, ckpt: dict) -> None:
+        """Continue from a checkpoint: weights, optimizer, history, freeze record, step and random streams."""
         if ckpt["freeze"]["froze"]:
-            freeze_selectors(model)
-        model.load_state_dict(ckpt["model"])
-        opt.load_state_dict(ckpt["optimizer"])
-        history, freeze = ckpt["history"], ckpt["freeze"]
-        start_epoch, step, train_time = ckpt["epoch"], ckpt["step"], ckpt["train_time_s"]
-        set_rng_state(ckpt["rng"], gen, rng)
-        log.info("resumed from the checkpoint of epoch %d in %s", start_epoch, out_dir)
-        del ckpt
+            freeze_selectors(self.model)
+        self.model.load_state_dict(ckpt["model"])
+        self.opt.load_state_dict(ckpt["optimizer"])
+        self.history, self.freeze = ckpt["history"], ckpt["freeze"]
+        self.start_epoch, self.step, self.train_time = ckpt["epoch"], ckpt["step"], ckpt["train_time_s"]
+        set_rng_state(ckpt["rng"], self.gen, self.rng)
 
-    metric_name, _ = VAL_METRIC[task.kind]
-    smoothing = float(tcfg.get("label_smoothing", 0.0))
-    log.info("%s / %s / seed %s: %d params, %d epochs x %d steps on %s (config hash %s)", cfg["dataset"],
-             cfg["method"], cfg["seed"], cost.count_params(model), epochs, steps_per_epoch, device, chash)
-
-    for epoch in range(start_epoch + 1, epochs + 1):
-        t0 = time.time()
-        model.train()
-        batches = epoch_batches(x_tr.shape[0], bs, gen, device, lengths)
-        assert len(batches) == steps_per_epoch
+    def train_epoch(self, epoch: int, out_dir: Path) -> float:
+        """One pass over the training set; the mean training loss. A NaN/inf loss writes failed.json
+        and raises TrainingDiverged."""
+        cfg, tcfg, device, task = self.cfg, self.tcfg, self.device, self.task
+        self.model.train()
+        batches = epoch_batches(self.x_tr.shape[0], self.bs, self.gen, device, self.lengths)
+        assert len(batches) == self.steps_per_epoch
         loss_sum = torch.zeros((), device=device)
         for b, idx in enumerate(batches):
-            xb, yb = task.trim_padding(x_tr[idx], y_tr[idx])
-            xb, yb = task.augment(task.inputs(xb), yb, gen, rng)
-            for group in opt.param_groups:
-                group["lr"] = lr_at(step, total_steps, warmup_steps, tcfg["lr"], tcfg.get("min_lr", 0.0))
-            loss = forward_loss(step_model, task, xb, yb, smoothing, autocast, distiller)
+            xb, yb = task.trim_padding(self.x_tr[idx], self.y_tr[idx])
+            xb, yb = task.augment(task.inputs(xb), yb, self.gen, self.rng)
+            for group in self.opt.param_groups:
+                group["lr"] = lr_at(self.step, self.total_steps, self.warmup_steps, tcfg["lr"], tcfg.get("min_lr", 0.0))
+            loss = forward_loss(self.step_model, task, xb, yb, self.smoothing, self.autocast, self.distiller)
             if not torch.isfinite(loss):
                 msg = (f"{cfg['dataset']}/{cfg['method']}/seed{cfg['seed']}: loss is {float(loss.detach())} "
-                       f"at epoch {epoch}, step {b + 1} (global step {step + 1}); no metrics written")
+                       f"at epoch {epoch}, step {b + 1} (global step {self.step + 1}); no metrics written")
                 write_json_atomic(out_dir / "failed.json", {"status": "diverged", "epoch": epoch,
                                                             "step": b + 1, "message": msg,
-                                                            "config_hash": chash, "data_identity": data_id})
+                                                            "config_hash": self.chash, "data_identity": self.data_id})
                 raise TrainingDiverged(msg)
-            backward_step(model, opt, loss, tcfg.get("grad_clip"))
+            backward_step(self.model, self.opt, loss, tcfg.get("grad_clip"))
             loss_sum += loss.detach()
-            step += 1
-        train_loss = float(loss_sum) / steps_per_epoch
-        val_loss, val_metrics, gates = run_eval(model, task, x_va, y_va, int(tcfg.get("eval_batch_size", 512)),
-                                                autocast, gates=True)
-        if freeze_enabled and not freeze["froze"] and epoch == int(acfg["t_freeze"]) and gates:
-            freeze["entropy_at_decision"] = gates["mean_entropy"]
-            if should_freeze(gates["mean_entropy"], epoch, acfg["t_freeze"], acfg["eps_h"]):
-                freeze_selectors(model)
-                freeze.update(froze=True, epoch=epoch)
+            self.step += 1
+        return float(loss_sum) / self.steps_per_epoch
+
+    def end_epoch(self, epoch: int, train_loss: float, t0: float, out_dir: Path) -> None:
+        """Validate, apply the freeze rule, and record the epoch: history, log line, checkpoint."""
+        val_loss, val_metrics, gates = run_eval(self.model, self.task, self.x_va, self.y_va,
+                                                int(self.tcfg.get("eval_batch_size", 512)), self.autocast, gates=True)
+        self._freeze_rule(epoch, gates)
         epoch_time = time.time() - t0
-        train_time += epoch_time
-        history.append({"epoch": epoch, "train_loss": train_loss, "val_loss": val_loss,
-                        "val_metric": val_metrics[metric_name], "val_metric_name": metric_name,
-                        "lr": opt.param_groups[0]["lr"], "epoch_time_s": epoch_time,
-                        "frozen": freeze["froze"], "gates": gates, "config_hash": chash})
+        self.train_time += epoch_time
+        metric_name, freeze = self.metric_name, self.freeze
+        self.history.append({"epoch": epoch, "train_loss": train_loss, "val_loss": val_loss,
+                             "val_metric": val_metrics[metric_name], "val_metric_name": metric_name,
+                             "lr": self.opt.param_groups[0]["lr"], "epoch_time_s": epoch_time,
+                             "frozen": freeze["froze"], "gates": gates, "config_hash": self.chash})
         gate_txt = (f" H={gates['mean_entropy']:.3f}" + (f" w_dyt={gates['mean_w_dyt']:.3f}"
                                                           if gates.get("mean_w_dyt") is not None else "")
                     if gates else "")
-        log.info("epoch %d/%d loss %.4f val_%s %.4f%s%s (%.1fs)", epoch, epochs, train_loss, metric_name,
+        log.info("epoch %d/%d loss %.4f val_%s %.4f%s%s (%.1fs)", epoch, self.epochs, train_loss, metric_name,
                  val_metrics[metric_name], gate_txt, " [selectors frozen]" if freeze["froze"] else "",
                  epoch_time)
-        save_checkpoint({"format": CHECKPOINT_FORMAT, "config_hash": chash, "data_identity": data_id,
-                         "epoch": epoch, "step": step,
-                         "train_time_s": train_time, "model": model.state_dict(), "optimizer": opt.state_dict(),
-                         "history": history, "freeze": freeze, "rng": rng_state(gen, rng)}, out_dir)
-        write_json_atomic(out_dir / "history.json", history)
-        if stop_after_epochs is not None and epoch >= stop_after_epochs and epoch < epochs:
-            log.info("stopping after epoch %d as asked (simulated preemption)", epoch)
-            return None
+        save_checkpoint({"format": CHECKPOINT_FORMAT, "config_hash": self.chash, "data_identity": self.data_id,
+                         "epoch": epoch, "step": self.step, "train_time_s": self.train_time,
+                         "model": self.model.state_dict(), "optimizer": self.opt.state_dict(),
+                         "history": self.history, "freeze": freeze, "rng": rng_state(self.gen, self.rng)}, out_dir)
+        write_json_atomic(out_dir / "history.json", self.history)
 
-    return _finish(cfg, chash, model, task, data, device, autocast, history, freeze, train_time, t_start)
+    def _freeze_rule(self, epoch: int, gates: dict | None) -> None:
+        """AutoNorm-S: at epoch t_freeze, record the mean gate entropy and freeze the selectors when
+        ``should_freeze`` says so."""
+        acfg, freeze = self.acfg, self.freeze
+        if self.freeze_enabled and not freeze["froze"] and epoch == int(acfg["t_freeze"]) and gates:
+            freeze["entropy_at_decision"] = gates["mean_entropy"]
+            if should_freeze(gates["mean_entropy"], epoch, acfg["t_freeze"], acfg["eps_h"]):
+                freeze_selectors(self.model)
+                freeze.update(froze=True, epoch=epoch)
 
 
 def _finish(cfg, chash, model, task, data, device, autocast, history, freeze, train_time, t_start) -> dict:

@@ -153,7 +153,7 @@ def _studies_read(studies: list[Study]) -> list[str]:
 
 
 def build(studies: list[Study], out: Path, figures_dir: Path, command: str) -> str:
-    from autonorm.analysis.aggregate import load_reference
+    from autonorm.analysis.collect import load_reference
 
     reference = load_reference(None)
     # the claims and figures read each run once: a study without the runs it repeats (declared)

@@ -7,17 +7,12 @@ import os
 from pathlib import Path
 
 from autonorm.analysis import stats
+from autonorm.output_names import ablation_figure_stem
 from autonorm.report.context import ReportContext
 from autonorm.report.fmt import (fmt_ci, fmt_diff, fmt_ms, fmt_p, fnum, md_table, text,
                                  truthy)
 from autonorm.report.paper import ablation_claim
 from autonorm.report.sections.results import fmt_mdd
-
-
-def ablation_figure_stem(axis: str) -> str:
-    """File stem of an axis' figure (written by autonorm-figures when ablations exist)."""
-    safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in str(axis))
-    return f"ablation_{safe}"
 
 
 def _value(v) -> str:

@@ -8,7 +8,7 @@ from autonorm.analysis import stats
 from autonorm.report.context import ReportContext
 from autonorm.report.fmt import fmt, fmt_diff, fmt_p, fnum, md_table, truthy
 from autonorm.report.paper import DOUBTFUL, DOUBTFUL_SECTION
-from autonorm.report.sections.results import _ours, fmt_mdd
+from autonorm.report.sections.results import ours, fmt_mdd
 
 
 def glance_section(ctx: ReportContext) -> str:
@@ -65,8 +65,8 @@ def glance_section(ctx: ReportContext) -> str:
                 else:
                     pdiff = fmt_diff(c.get("paper_diff"), c["mean_a"])
         rows.append([ctx.label(d), f"{metric} {arrow}", n,
-                     _ours(r_ref) if r_ref is not None else "–",
-                     f"{ctx.method_label(d, other)}: {_ours(sm.loc[other])}" if other else "–", delta, p,
+                     ours(r_ref) if r_ref is not None else "–",
+                     f"{ctx.method_label(d, other)}: {ours(sm.loc[other])}" if other else "–", delta, p,
                      mdd, pdiff, bl, ", ".join(f"**{m}**" for m in flagged) or "none",
                      ctx.method_label(d, best) if best != "–" else best])
     if not rows:

@@ -20,7 +20,7 @@ LATENCY_CAVEAT = ("Latency is measured once per run on whatever machine ran the 
                   "parameters and FLOPs are exact.")
 
 
-def _ours(r) -> str:
+def ours(r) -> str:
     if not fnum(r["n"]) or int(fnum(r["n"])) == 0:
         return "no result"
     return fmt_ms(r["mean"], r["std"], r["n"])
@@ -90,39 +90,19 @@ def primary_table(ctx: ReportContext, d: str, sd: pd.DataFrame, cmp_d: pd.DataFr
     standin = ctx.standin(d)
     prim = order_rows(sd[sd.metric_family == "primary"], ref)
     rows, clipped, doubtful_used = [], False, set()
-    max_n = int(cmp_d["n"].max()) if not cmp_d.empty and len(cmp_d) else 0
     for _, r in prim.iterrows():
         metric = r["metric"]
         arrow = "↑" if truthy(r["higher_is_better"]) else "↓"
         ci, clip = fmt_ci(r["ci95_low"], r["ci95_high"], r["mean"], metric)
         clipped |= clip
-        delta = p_h = mdd = pdiff = "–"
         if r["method"] == ref:
-            delta = p_h = "(reference)"
+            delta, p_h, mdd, pdiff = "(reference)", "(reference)", "–", "–"
         else:
-            c = _cmp_row(cmp_d, metric, r["method"])
-            if c is not None:
-                n_pairs = int(fnum(c["n"]) or 0)
-                delta = fmt_diff(c["mean_diff"], c["mean_a"])
-                if truthy(c.get("same_runs")):
-                    delta, p_h, mdd = "0 (same runs)", "same runs: no test", "–"
-                elif n_pairs < stats.MIN_N_POWER:
-                    p_h = f"no power (n={n_pairs})"
-                    mdd = f"no power (n={n_pairs})"
-                else:
-                    p_h = (fmt_p(c["p_holm"]) if math.isfinite(fnum(c["p_holm"]))
-                           else (text(c["note"]).split(";")[0] or "no test"))
-                    mdd = fmt_mdd(c["mdd80_holm"], r["mean"])
-                if not standin:
-                    if (d, metric) in DOUBTFUL:
-                        if math.isfinite(fnum(r.get("paper_mean"))):
-                            pdiff = "† not comparable"
-                            doubtful_used.add((d, metric))
-                    else:
-                        pdiff = fmt_diff(c.get("paper_diff"), c["mean_a"])
+            delta, p_h, mdd, pdiff = _test_cells(_cmp_row(cmp_d, metric, r["method"]), r, d, standin,
+                                                 doubtful_used)
         if (d, metric) in DOUBTFUL and math.isfinite(fnum(r.get("paper_mean"))):
             doubtful_used.add((d, metric))
-        row = [_method_cell(ctx, d, r["method"]), f"{metric} {arrow}", _ours(r), ci, _n(r)]
+        row = [_method_cell(ctx, d, r["method"]), f"{metric} {arrow}", ours(r), ci, _n(r)]
         if not standin:
             row.append(_paper(r, d))
         row += [_vs_trivial(r), delta, p_h, mdd]
@@ -136,6 +116,44 @@ def primary_table(ctx: ReportContext, d: str, sd: pd.DataFrame, cmp_d: pd.DataFr
     if not standin:
         headers.append("paper Δ")
     lines = [md_table(headers, rows), ""]
+    for nline in _primary_notes(ctx, d, prim, cmp_d, clipped, doubtful_used):
+        lines += [nline, ""]
+    return lines
+
+
+def _test_cells(c, r, d: str, standin: bool, doubtful_used: set) -> tuple[str, str, str, str]:
+    """(Δ vs the reference, p (Holm), detectable Δ, paper Δ) of a method's row, from its comparison
+    row ``c`` (None: no comparison)."""
+    delta = p_h = mdd = pdiff = "–"
+    if c is None:
+        return delta, p_h, mdd, pdiff
+    metric = r["metric"]
+    n_pairs = int(fnum(c["n"]) or 0)
+    delta = fmt_diff(c["mean_diff"], c["mean_a"])
+    if truthy(c.get("same_runs")):
+        delta, p_h, mdd = "0 (same runs)", "same runs: no test", "–"
+    elif n_pairs < stats.MIN_N_POWER:
+        p_h = f"no power (n={n_pairs})"
+        mdd = f"no power (n={n_pairs})"
+    else:
+        p_h = (fmt_p(c["p_holm"]) if math.isfinite(fnum(c["p_holm"]))
+               else (text(c["note"]).split(";")[0] or "no test"))
+        mdd = fmt_mdd(c["mdd80_holm"], r["mean"])
+    if not standin:
+        if (d, metric) in DOUBTFUL:
+            if math.isfinite(fnum(r.get("paper_mean"))):
+                pdiff = "† not comparable"
+                doubtful_used.add((d, metric))
+        else:
+            pdiff = fmt_diff(c.get("paper_diff"), c["mean_a"])
+    return delta, p_h, mdd, pdiff
+
+
+def _primary_notes(ctx: ReportContext, d: str, prim: pd.DataFrame, cmp_d: pd.DataFrame, clipped: bool,
+                   doubtful_used: set) -> list[str]:
+    """The headline table's footnotes: power, clipped intervals, doubtful paper values, same runs."""
+    standin = ctx.standin(d)
+    max_n = int(cmp_d["n"].max()) if not cmp_d.empty and len(cmp_d) else 0
     notes = []
     if not cmp_d.empty and max_n < stats.MIN_N_POWER:
         if max_n == 2:
@@ -164,9 +182,7 @@ def primary_table(ctx: ReportContext, d: str, sd: pd.DataFrame, cmp_d: pd.DataFr
                "their run configs resolve to the same training")
         notes.append(f"{a} and {b} are the same training runs on this dataset ({why}): "
                      "identical rows, no test between them.")
-    for nline in notes:
-        lines += [nline, ""]
-    return lines
+    return notes
 
 
 def secondary_table(sd: pd.DataFrame, ref: str, label=lambda m: m) -> list[str]:
@@ -177,7 +193,7 @@ def secondary_table(sd: pd.DataFrame, ref: str, label=lambda m: m) -> list[str]:
     rows = []
     for m in dict.fromkeys(sec["method"]):
         sm = sec[sec.method == m].set_index("metric")
-        rows.append([label(m)] + [_ours(sm.loc[x]) if x in sm.index else "–" for x in mets])
+        rows.append([label(m)] + [ours(sm.loc[x]) if x in sm.index else "–" for x in mets])
     arrows = [f"{x} {'↑' if stats.higher_is_better(x) else '↓'}" for x in mets]
     return ["Other test metrics (mean ± std over seeds):", "",
             md_table(["method"] + arrows, rows), ""]
