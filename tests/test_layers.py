@@ -39,10 +39,8 @@ def imported_modules(path: Path) -> set[str]:
 # only the Snakefile uses (its checks, its console, autonorm-install-profile).
 LAYERS = ["base", "data", "config", "layers", "models", "run", "analysis", "report", "workflow_support"]
 BASE = {"io_utils", "provenance", "metrics", "methods", "output_names", "fingerprint"}
-# cli.guarded wraps every entry point's main (it names each layer's errors): it sits above every
-# layer; profile_install is the old name of workflow_support.profile_install, kept for console
-# scripts installed before the move.
-ENTRY_POINTS = {"cli", "profile_install", "__init__"}
+# cli.guarded wraps every entry point's main (it names each layer's errors): it sits above every layer.
+ENTRY_POINTS = {"cli", "__init__"}
 
 
 def layer_of(module: str) -> str | None:
