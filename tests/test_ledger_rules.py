@@ -79,6 +79,9 @@ def test_out_of_regime_is_symmetric():
     assert rules.out_of_regime("inconclusive: n", False, "x") == \
         "inconclusive: out of the paper's regime (x); the runs say: inconclusive: n"
     assert rules.out_of_regime("cannot be what it says: x", False, "y") == "cannot be what it says: x"
+    # a study whose regime cannot be judged (no frozen_ln run, no paper FrozenLN number) decides nothing
+    assert rules.out_of_regime("reproduced", None, "no frozen_ln run") == \
+        "inconclusive: the regime cannot be judged (no frozen_ln run); the runs say: reproduced"
 
 
 def test_tost_by_hand():

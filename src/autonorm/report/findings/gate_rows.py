@@ -224,8 +224,6 @@ def stationarity_rows(studies: list[Study], reference: pd.DataFrame) -> list[Row
                     f": by the paper's definition {pretty(d)} is {label[ours].split(' ')[0]}, the paper calls it " \
                     f"{'stationary' if paper_stationary else 'non-stationary'}"
             in_regime, why = rules.study_regime(st, reference, d)
-            if in_regime is None:
-                verdict = f"inconclusive: the regime cannot be judged ({why}); the runs say: {verdict}"
             rows.append(Row(f"{pretty(d)} is {'stationary' if paper_stationary else 'non-stationary'} by the paper's "
                             f"own definition; the paper: {quote('stationary_def')}", section_of("stationary_def"),
                             st.where(d, method, n=len(at)), measured, "stationary" if paper_stationary else

@@ -178,10 +178,11 @@ def out_of_regime(verdict: str, in_regime: bool | None, why: str) -> str:
     """A verdict as the regime rule allows it: reproduced or contradicted only in regime; an
     inconclusive row out of regime says so too (else it reads as a null result in the paper's
     regime)."""
-    if in_regime is False and category(verdict) in ("reproduced", "contradicted", "inconclusive",
-                                                    "depends on our choice") \
-            and not verdict.startswith("inconclusive: out of the paper's regime"):
+    judged = category(verdict) in ("reproduced", "contradicted", "inconclusive", "depends on our choice")
+    if in_regime is False and judged and not verdict.startswith("inconclusive: out of the paper's regime"):
         return f"inconclusive: out of the paper's regime ({why}); the runs say: {verdict}"
+    if in_regime is None and judged and not verdict.startswith("inconclusive: the regime cannot be judged"):
+        return f"inconclusive: the regime cannot be judged ({why}); the runs say: {verdict}"
     return verdict
 
 
