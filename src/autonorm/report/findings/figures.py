@@ -49,13 +49,13 @@ def gates_per_selector(studies, reference, out_dir: Path, plt) -> str | None:
     panels = []
     for st, g, h, m, ok, why, placement in gate_studies(studies, reference, "mnist") + \
             gate_studies(studies, reference, "ptb_pos"):
-        if ok is not True and any(p[0] is st for p in panels):
-            continue
         d = str(g.dataset.iloc[0])
+        if not rules.depth_ok((st.run_config(d, m).get("model") or {}).get("depth"), st.ctx.ds_family.get(d)):
+            continue  # a smaller model: its layers are not the paper's
         for ep in dict.fromkeys([LN_BY_EPOCH if d == "mnist" else None, int(g.epoch.max())]):
             if ep is not None and (g.epoch == ep).any():
                 panels.append((st, g, m, ok, placement, d, ep))
-    panels = [p for p in panels if p[3] is True] + [p for p in panels if p[3] is not True][:2]
+    panels = [p for p in panels if p[3] is True] + [p for p in panels if p[3] is not True]
     if not panels:
         return None
     ncols = min(4, len(panels))
