@@ -33,6 +33,29 @@ def _save(fig, out_dir: Path, name: str) -> None:
     plt.close(fig)
 
 
+def _panels(plt, n: int, ncols_max: int, w: float, h: float, extra: float = 0.0):
+    """A grid of ``n`` panels, at most ``ncols_max`` wide, each w x h inches (plus ``extra`` below
+    for the legend); the grid's unused panels hidden."""
+    ncols = min(ncols_max, n)
+    nrows = math.ceil(n / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(w * ncols, h * nrows + extra), squeeze=False)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    return fig, axes, nrows
+
+
+def _legend_below(fig, axes, bottom: float) -> None:
+    """One legend for all panels, below them (inside one it can hide a point); ``bottom``: the
+    share of the figure's height it takes."""
+    handles = {}
+    for ax in axes.flat:
+        for hd, lb in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lb, hd)
+    fig.legend(list(handles.values()), list(handles), fontsize=SMALL, loc="lower center", ncol=len(handles),
+               frameon=False)
+    fig.tight_layout(rect=(0, bottom, 1, 1))
+
+
 def gate_studies(studies: list[Study], reference: pd.DataFrame, d: str = "mnist") -> list[tuple]:
     """(study, gates, history, method, in regime, why, placement) of every study with learned gates on ``d``."""
     out = []
@@ -58,11 +81,7 @@ def gates_per_selector(studies, reference, out_dir: Path, plt) -> str | None:
     panels = [p for p in panels if p[3] is True] + [p for p in panels if p[3] is not True]
     if not panels:
         return None
-    ncols = min(4, len(panels))
-    nrows = math.ceil(len(panels) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.6 * nrows + 0.6), squeeze=False)
-    for ax in axes.flat[len(panels):]:
-        ax.set_visible(False)
+    fig, axes, nrows = _panels(plt, len(panels), 4, 4.2, 3.6, 0.6)
     for ax, (st, g, m, ok, placement, d, ep) in zip(axes.flat, panels):
         at = g[g.epoch == ep].assign(w_ln=lambda x: x.w_ln if "w_ln" in x else 1 - x.w_dyt)
         n_l = int(g.layer.max()) + 1
@@ -84,12 +103,7 @@ def gates_per_selector(studies, reference, out_dir: Path, plt) -> str | None:
         ax.set_title(f"{pretty(d)}, {st.name} ({m}, n={g.seed.nunique()}), epoch {ep}\none selector "
                      f"{placement.replace('per_', 'per ').replace('sublayer', 'sub-layer')}; {regime_words(ok)}",
                      fontsize=SMALL + 1)
-    handles = {}
-    for ax in axes.flat:
-        for hd, lb in zip(*ax.get_legend_handles_labels()):
-            handles.setdefault(lb, hd)
-    fig.legend(list(handles.values()), list(handles), fontsize=SMALL, loc="lower center", ncol=len(handles), frameon=False)
-    fig.tight_layout(rect=(0, 0.6 / (3.6 * nrows + 0.6), 1, 1))
+    _legend_below(fig, axes, 0.6 / (3.6 * nrows + 0.6))
     _save(fig, out_dir, "gates_per_selector.png")
     return ("The weight of LayerNorm in every selector (1 = LayerNorm only, 0 = DyT only), at epoch 5 (where the "
             "paper's MNIST claim reads it) and at the last epoch: seed mean with the seed range; red dashed: the "
@@ -118,11 +132,7 @@ def entropy_over_epochs(studies, reference, out_dir: Path, plt) -> str | None:
     panels.sort(key=lambda p: p[0] is not True)
     if not panels:
         return None
-    ncols = min(3, len(panels))
-    nrows = math.ceil(len(panels) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.3 * nrows + 0.5), squeeze=False)
-    for ax in axes.flat[len(panels):]:
-        ax.set_visible(False)
+    fig, axes, nrows = _panels(plt, len(panels), 3, 4.6, 3.3, 0.5)
     for ax, (ok, st, d, m) in zip(axes.flat, panels):
         hist = st.ctx.history
         curves = {}
@@ -152,13 +162,7 @@ def entropy_over_epochs(studies, reference, out_dir: Path, plt) -> str | None:
         ax.set_ylabel("mean gate entropy H", fontsize=SMALL + 1)
         n = hist[(hist.dataset == d) & (hist.method == m)].seed.nunique()
         ax.set_title(f"{pretty(d)}, {st.name} (n={n})\n{regime_words(ok)}", fontsize=SMALL + 1)
-    handles = {}
-    for ax in axes.flat:
-        for hd, lb in zip(*ax.get_legend_handles_labels()):
-            handles.setdefault(lb, hd)
-    fig.legend(list(handles.values()), list(handles), fontsize=SMALL, loc="lower center", ncol=len(handles),
-               frameon=False)
-    fig.tight_layout(rect=(0, 0.5 / (3.3 * nrows + 0.5), 1, 1))
+    _legend_below(fig, axes, 0.5 / (3.3 * nrows + 0.5))
     _save(fig, out_dir, "entropy_over_epochs.png")
     return ("The gates' mean entropy on the validation split per epoch (seed mean, band: seed range): AutoNorm-S "
             "(solid) and unfrozen AutoNorm (dashed), one line where no seed froze (the same training); red dashed: "
@@ -250,11 +254,7 @@ def method_comparison(studies, reference, out_dir: Path, plt) -> str | None:
     if not rows:
         return None
     rows.sort(key=lambda r: rules.study_regime(r[0], reference, r[1])[0] is not True)  # in the regime first
-    ncols = min(4, len(rows))
-    nrows = math.ceil(len(rows) / ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.4 * ncols, 3.9 * nrows), squeeze=False)
-    for ax in axes.flat[len(rows):]:
-        ax.set_visible(False)
+    fig, axes, nrows = _panels(plt, len(rows), 4, 3.4, 3.9)
     for ax, (st, d, metric, g) in zip(axes.flat, rows):
         ax.errorbar(range(len(g)), g["mean"], yerr=[g["mean"] - g["ci95_low"], g["ci95_high"] - g["mean"]],
                     fmt="o", capsize=2, ms=4, label="ours (mean, 95% CI)")
@@ -272,13 +272,7 @@ def method_comparison(studies, reference, out_dir: Path, plt) -> str | None:
         n = int(g["n"].min())
         ax.set_title(f"{pretty(d)}, {st.name} (n={n}), {metric} {'↑' if metric == 'accuracy' else '↓'}\n"
                      f"{regime_words(ok)}", fontsize=SMALL + 1)
-    handles = {}
-    for ax in axes.flat:
-        for hd, lb in zip(*ax.get_legend_handles_labels()):
-            handles.setdefault(lb, hd)
-    fig.legend(list(handles.values()), list(handles), fontsize=SMALL, loc="lower center", ncol=len(handles),
-               frameon=False)
-    fig.tight_layout(rect=(0, 0.5 / (3.9 * nrows), 1, 1))
+    _legend_below(fig, axes, 0.5 / (3.9 * nrows))
     _save(fig, out_dir, "method_comparison.png")
     return ("Each method's primary test metric per study and dataset: ours, mean with its 95% CI over seeds (dots); "
             "the paper's number (red x, where it gives one that means what it says). Each panel names its study, "
