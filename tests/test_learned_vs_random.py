@@ -95,7 +95,10 @@ def test_time_overhead_measured_and_not_judged(results):
     # latency 3.0 + 0.1 x seed: AutoNorm-S over seeds 0-2 = 3.1, frozen_ln over its finished 0-1 = 3.05;
     # beside it the paper's own MNIST latencies (0.0053 vs 0.0055 s)
     assert latency.ours == "latency per batch 3.100 vs 3.050 ms (+1.6%)"
-    assert latency.paper == "-3.6% (0.0053 vs 0.0055 s)" and latency.verdict.startswith("not met on this CPU: +1.6%")
+    # +1.6% with a 90% Welch interval of 0.05 -+ 0.1828 ms over 3.05 ms (tests/test_stats.py by hand):
+    # [-4.4%, +7.6%], wider than +-1%: the clock cannot tell, whatever the sign
+    assert latency.paper == "-3.6% (0.0053 vs 0.0055 s)" and latency.verdict == (
+        "inconclusive: +1.6%, 90% CI [-4.4%, +7.6%] wider than ±1% (timings on cores other jobs shared)")
 
 
 def test_the_run_report_shows_learned_minus_random(results):

@@ -279,3 +279,24 @@ def test_the_largest_vision_margin_by_the_papers_own_table():
     # 86.35 - 82.97 = 3.38 on CIFAR-10 against 67.15 - 64.82 = 2.33 on CIFAR-100
     assert row.verdict == ("cannot be what it says: by the paper's own Table 1 the largest is cifar10's (+3.38), "
                            "not CIFAR-100's (+2.33)")
+
+
+def test_latency_negligible_is_judged_both_ways_from_the_welch_interval():
+    """"Negligible" (ours: within 1%) from the 90% Welch interval of the relative latency difference:
+    clearly above 1% is not met; inside +-1% holds; clearly *below* -1% (the gated model computes more,
+    yet timed faster) is the clock's noise, not evidence for the paper."""
+    from autonorm.report.findings.cost_rows import latency_verdict
+
+    # 100 vs 110 ms, sd 1 over 5 runs each: se sqrt(0.2 + 0.2) = 0.632, df 8, t(0.95, 8) = 1.860:
+    # +10% with [+8.8%, +11.2%]
+    assert latency_verdict(100, 1, 5, 110, 1, 5) == (
+        "not met on this CPU: +10.0% (90% CI [+8.8%, +11.2%]: more than 1% at one-sided 95%); "
+        "the paper's device is not stated")
+    # 100 vs 100.2, sd 0.5: se 0.316, half 0.588: [-0.4%, +0.8%] inside +-1%
+    assert latency_verdict(100, 0.5, 5, 100.2, 0.5, 5).startswith(
+        "reproduced: +0.2%, 90% CI [-0.4%, +0.8%] within ±1%")
+    # mnist_regime's kind of numbers: the gated model 17.7% faster, every bound below -1%
+    assert latency_verdict(954.1, 60, 5, 785.0, 60, 5).startswith(
+        "inconclusive: AutoNorm-S, which computes more, timed 17.7% faster")
+    assert latency_verdict(100, 5, 3, 101, 5, 3).startswith("inconclusive: +1.0%, 90% CI [")
+    assert latency_verdict(100, math.nan, 1, 120, 5, 3).startswith("inconclusive: one timing per method (+20.0%)")

@@ -172,3 +172,18 @@ def test_detectable_difference_right_at_every_holm_level(n, k):
     t = x.mean(1) / (x.std(1, ddof=1) / math.sqrt(n))
     rejected = float((np.abs(t) > sps.t.ppf(1 - alpha / 2, n - 1)).mean())
     assert rejected == pytest.approx(0.8, abs=0.01)  # 4 sd of a 40,000-draw proportion
+
+
+def test_welch_interval_by_hand():
+    """a = (3.0, 3.1), b = (3.0, 3.1, 3.2): variances of the means 0.005/2 = 0.0025 and 0.01/3 = 0.003333,
+    their sum 0.005833 (se 0.07638); Welch-Satterthwaite df = 0.005833^2 / (0.0025^2/1 + 0.003333^2/2)
+    = 2.882; t(0.95, 2.882) = 2.393, so the 90% interval of b - a = 0.05 is 0.05 -+ 0.1828."""
+    lo, hi = stats.welch_ci(3.05, math.sqrt(0.005), 2, 3.1, 0.1, 3, level=0.90)
+    assert lo == pytest.approx(0.05 - 0.1828, abs=2e-4) and hi == pytest.approx(0.05 + 0.1828, abs=2e-4)
+    # statsmodels' unequal-variance interval, computed from the samples themselves
+    from statsmodels.stats.weightstats import CompareMeans
+    ref = CompareMeans(DescrStatsW([3.0, 3.1, 3.2]), DescrStatsW([3.0, 3.1])).tconfint_diff(
+        alpha=0.10, usevar="unequal")
+    assert (lo, hi) == pytest.approx(ref, abs=1e-9)
+    assert all(math.isnan(x) for x in stats.welch_ci(3.0, math.nan, 1, 3.1, 0.1, 3))
+    assert stats.welch_ci(2.0, 0.0, 3, 2.5, 0.0, 3) == (0.5, 0.5)  # no spread: the difference itself

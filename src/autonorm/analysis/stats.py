@@ -146,6 +146,25 @@ def t_ci(mean: float, sd: float, n: int, level: float = 0.95) -> tuple[float, fl
     return (mean - half, mean + half)
 
 
+def welch_df(var_mean_a: float, n_a: int, var_mean_b: float, n_b: int) -> float:
+    """Welch-Satterthwaite degrees of freedom from the two squared standard errors (sd^2 / n)."""
+    return (var_mean_a + var_mean_b) ** 2 / (var_mean_a ** 2 / (n_a - 1) + var_mean_b ** 2 / (n_b - 1))
+
+
+def welch_ci(mean_a: float, sd_a: float, n_a: int, mean_b: float, sd_b: float, n_b: int,
+             level: float = 0.90) -> tuple[float, float]:
+    """Two-sided Welch interval for ``mean_b - mean_a`` from two unpaired samples (Welch-Satterthwaite
+    degrees of freedom); NaN when either sample has fewer than 2 values."""
+    if min(n_a, n_b) < 2 or not (np.isfinite(sd_a) and np.isfinite(sd_b)):
+        return (math.nan, math.nan)
+    va, vb = sd_a ** 2 / n_a, sd_b ** 2 / n_b
+    diff = mean_b - mean_a
+    if va + vb == 0:
+        return (diff, diff)
+    half = float(sps.t.ppf(0.5 + level / 2.0, welch_df(va, n_a, vb, n_b))) * math.sqrt(va + vb)
+    return (diff - half, diff + half)
+
+
 def tost(n: int, mean_diff: float, sd_diff: float, margin: float, alpha: float = 0.05) -> dict:
     """Two one-sided paired t-tests of |true difference| < ``margin`` (equivalence): ``p`` is the
     larger of the two one-sided p-values, so equivalence holds at ``alpha`` exactly when the

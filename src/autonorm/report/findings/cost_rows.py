@@ -139,10 +139,33 @@ def _latency_row(st: Study, d: str, s: pd.DataFrame) -> Row | None:
     paper = PAPER_LATENCY_S.get(d, {})
     p_ratio = (f"{100 * (paper['autonorm_s'] / paper['frozen_ln'] - 1):+.1f}% ({paper['autonorm_s']} vs "
                f"{paper['frozen_ln']} s)" if {"autonorm_s", "frozen_ln"} <= set(paper) else "no FrozenLN latency")
-    ours = 100 * (l1 / l0 - 1)
-    verdict = (f"not met on this CPU: +{ours:.1f}% (means over seeds; the paper's device is not stated)"
-               if ours > 100 * NEGLIGIBLE else "reproduced: within 1% (ours: \"negligible\")")
+    spread = {m: (float(r["std"].iloc[0]), int(r["n"].iloc[0])) for m in ("frozen_ln", "autonorm_s")
+              if len(r := lat[lat.method == m])}
+    verdict = latency_verdict(l0, *spread.get("frozen_ln", (math.nan, 0)),
+                              l1, *spread.get("autonorm_s", (math.nan, 0)))
     return Row(f"{pretty(d)}: with the selector frozen for inference the overhead is negligible; the paper: "
                f"{quote('inference_frozen')}", section_of("inference_frozen"), st.where(d),
-               f"latency per batch {fmt(l1)} vs {fmt(l0)} ms ({ours:+.1f}%)", p_ratio, verdict,
+               f"latency per batch {fmt(l1)} vs {fmt(l0)} ms ({100 * (l1 / l0 - 1):+.1f}%)", p_ratio, verdict,
                key="latency", in_regime=_at_paper_size(st, d, st.ctx.ds_family.get(d, d)), n=1)
+
+
+def latency_verdict(l0: float, sd0: float, n0: int, l1: float, sd1: float, n1: int) -> str:
+    """AutoNorm-S's latency over frozen_ln's against "negligible" (ours: within 1%), judged both ways
+    from the 90% Welch interval of the relative difference (latencies are timed per run, not paired).
+    A gated model that times clearly *faster* than LayerNorm, though it computes more, shows that the
+    clock does not resolve 1% here; it is not evidence for the claim."""
+    ours = l1 / l0 - 1
+    lo, hi = (x / l0 for x in stats.welch_ci(l0, sd0, n0, l1, sd1, n1, 0.90))
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return (f"inconclusive: one timing per method ({100 * ours:+.1f}%), so its noise is unknown; "
+                "the paper's device is not stated")
+    ci = f"90% CI [{100 * lo:+.1f}%, {100 * hi:+.1f}%]"
+    if lo > NEGLIGIBLE:
+        return (f"not met on this CPU: +{100 * ours:.1f}% ({ci}: more than 1% at one-sided 95%); "
+                "the paper's device is not stated")
+    if -NEGLIGIBLE <= lo and hi <= NEGLIGIBLE:
+        return f"reproduced: {100 * ours:+.1f}%, {ci} within ±1% (ours: \"negligible\")"
+    if hi < -NEGLIGIBLE:
+        return (f"inconclusive: AutoNorm-S, which computes more, timed {100 * -ours:.1f}% faster ({ci}): "
+                "these clocks (cores other jobs shared) do not resolve 1%")
+    return f"inconclusive: {100 * ours:+.1f}%, {ci} wider than ±1% (timings on cores other jobs shared)"

@@ -269,15 +269,17 @@ def method_comparison(studies, reference, out_dir: Path, plt) -> str | None:
         ax.set_xticks(range(len(g)), names, rotation=60, ha="right", fontsize=SMALL)
         ax.tick_params(axis="y", labelsize=SMALL)
         ok, _ = rules.study_regime(st, reference, d)
-        n = int(g["n"].min())
+        lo, hi = int(g["n"].min()), int(g["n"].max())
+        n = f"{lo}" if lo == hi else f"{lo}-{hi}"  # seeds per method differ while a study grows
         ax.set_title(f"{pretty(d)}, {st.name} (n={n}), {metric} {'↑' if metric == 'accuracy' else '↓'}\n"
                      f"{regime_words(ok)}", fontsize=SMALL + 1)
     _legend_below(fig, axes, 0.5 / (3.9 * nrows))
     _save(fig, out_dir, "method_comparison.png")
     return ("Each method's primary test metric per study and dataset: ours, mean with its 95% CI over seeds (dots); "
             "the paper's number (red x, where it gives one that means what it says). Each panel names its study, "
-            "its number of seeds and whether the study is in the paper's regime; a method trained once for two "
-            "names (AutoNorm-S whose freeze rule never fired is unfrozen AutoNorm) is drawn once.")
+            "its number of seeds (a range where the methods have different numbers) and whether the study is in "
+            "the paper's regime; a method trained once for two names (AutoNorm-S whose freeze rule never fired is "
+            "unfrozen AutoNorm) is drawn once.")
 
 
 #: figures earlier pages drew and this one does not

@@ -175,7 +175,9 @@ def build(studies: list[Study], out: Path, figures_dir: Path, command: str) -> s
              "its best evidence: in the paper's regime, then the most seeds; the others are supporting rows):", ""]
     lines += _studies_read(studies)
     lines += ["", f"In one line: {tally(all_rows)}.", ""] + [f"- {g}" for g in GLOSSARY] + [""]
-    learned = main_table.learning_rows(studies, reference)  # every study's accuracy, repeats included
+    # every study's accuracy, repeats included; a study that pairs with another's baseline runs (declared)
+    # is shown with them, as its claims read it
+    learned = main_table.learning_rows([(st.judged() or st) if st.baseline else st for st in studies], reference)
     if learned:
         lines += ["How far each study's models got (test metric, mean over seeds) beside the paper's: every verdict "
                   "below is about that configuration, not the paper's.", "",

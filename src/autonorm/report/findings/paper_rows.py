@@ -8,6 +8,7 @@ import math
 import pandas as pd
 from scipy import stats as sps
 
+from autonorm.analysis import stats
 from autonorm.report.findings import rules
 from autonorm.report.findings.rows import Row
 from autonorm.report.findings.studies import Study, first_study, mean_ci
@@ -22,7 +23,7 @@ def welch_from_summary(m1: float, s1: float, m2: float, s2: float, n: int = PAPE
     """(t, Welch degrees of freedom, two-sided p) of two means with their stds over n runs each."""
     v1, v2 = s1 ** 2 / n, s2 ** 2 / n
     t = (m1 - m2) / math.sqrt(v1 + v2)
-    df = (v1 + v2) ** 2 / (v1 ** 2 / (n - 1) + v2 ** 2 / (n - 1))
+    df = stats.welch_df(v1, n, v2, n)
     return t, df, float(2 * sps.t.sf(abs(t), df))
 
 
