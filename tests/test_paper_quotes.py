@@ -30,6 +30,8 @@ def paper_quotes(text: str) -> list[str]:
             continue
         if " " not in q or re.search(r"[_/={}`]", q) or q.lower().strip() in OWN_WORDS:
             continue
+        if re.search(r"docs/|method\.md|readme", before[-30:]):
+            continue  # the title of a section of our own docs
         out.append(q)
     return out
 
@@ -67,3 +69,17 @@ def test_the_readme_summary_quotes_the_paper_verbatim():
     stray = [q for q in paper_quotes(block)
              if any(len(f) >= 6 and normalise_quote(f) not in paper for f in re.split(r"\.\.\.|\u2026", q))]
     assert not stray, stray
+
+
+@pytest.mark.skipif(not PAPER_TEX.is_file(), reason="the paper's LaTeX is not beside this checkout")
+def test_every_doc_quotes_the_paper_verbatim():
+    """docs/*.md and the study READMEs too: a paraphrase of the paper, or our own verdict words, sit
+    outside quotation marks (or in bold), so that a reader never takes ours for the paper's."""
+    paper = normalise_quote(PAPER_TEX.read_text(encoding="utf-8"))
+    stray = []
+    for doc in sorted([*ROOT.glob("docs/*.md"), *ROOT.glob("studies/*/README.md")]):
+        text = doc.read_text(encoding="utf-8")
+        stray += [(doc.name, q) for q in paper_quotes(text)
+                  if any(len(f) >= 6 and normalise_quote(f) not in paper
+                         for f in (x.strip(" ,.;:") for x in re.split(r"\.\.\.|\u2026", q)))]
+    assert not stray, stray[:8]
