@@ -85,7 +85,9 @@ def ablation_rows(studies: list[Study], reference: pd.DataFrame) -> list[Row]:
         for r in hit.to_dict("records"):
             ours, expected, verdict = ablation_verdict(r, t, reference)
             in_regime, why = rules.study_regime(st, reference, r["dataset"])
-            verdict = "observation: " + verdict if t.ours else rules.out_of_regime(verdict, in_regime, why)
+            # a check of our own choice has no paper claim to reproduce: its outcome without the verdict word
+            verdict = ("observation: " + verdict.split(": ", 1)[-1] if t.ours
+                       else rules.out_of_regime(verdict, in_regime, why))
             n = int(fnum(r["n_pairs"]) or 0)
             rows.append(Row(claim, section, st.where(r["dataset"], n=n), f"{r['variant']} − {r['base']}, "
                             f"{r['metric']}: Δ {ours}", expected, verdict, key=f"ablation:{t.axis}:{r['dataset']}",
@@ -107,12 +109,15 @@ def ablation_verdict(r: dict, t: AblationTest, reference: pd.DataFrame) -> tuple
                 "every seed, and the metric counts whole epochs")
     m = rules.margin(metric, rules.paper_value(reference, r["dataset"], "frozen_ln", metric))
     sides = (str(r["variant"]), str(r["base"]))
+    hib = stats.higher_is_better(metric) and metric not in stats.CONVERGENCE_METRICS
     if t.sign == 0:
         return p.text(), f"equivalent within ±{m:.3g}" if math.isfinite(m) else "no difference", \
-            rules.judge(p, Claim(0, True, 0.0, sides, ("", "\"comparable\"")), m)
+            rules.judge(p, Claim(0, True, 0.0, sides, ("", "the equivalence" if t.ours else "\"comparable\""), hib), m)
+    # t.sign is the paper's sign of the effect on the metric's own scale ("slower": more epochs)
     better_up = stats.higher_is_better(metric) or metric in stats.CONVERGENCE_METRICS
     direction = t.sign if better_up else -t.sign
-    claim = Claim(direction, False, t.size, sides, ("the stated effect", ""))
+    claim = Claim(direction, False, t.size, sides, ("the stated effect", ""), hib,
+                  "faster" if metric in stats.CONVERGENCE_METRICS else "better")
     return p.text(), {1: "variant − base > 0", -1: "variant − base < 0"}[direction], rules.judge(p, claim, m)
 
 

@@ -192,7 +192,8 @@ def forest_rows(studies, reference) -> list[tuple]:
                     if not p.testable or truthy(getattr(r, "same_runs", False)) or r.method_b not in paper_methods:
                         continue  # the main tables' comparisons (random: the learned-vs-random rows below)
                     pd_ = pa - rules.paper_value(reference, d, r.method_b, metric)
-                    stated = " (stated equivalence)" if STATED.get((d, r.method_b), ((), False))[1] else ""
+                    # the paper states a lead (the red x) and, for these, an equivalence beside it (the band)
+                    stated = " (stated lead and equivalence)" if STATED.get((d, r.method_b), ((), False))[1] else ""
                     out.append((f"{st.name}, {pretty(d)}: {r.method_a} − {r.method_b}{stated}, n={p.n}", p.diff,
                                 *p.ci(), m, pd_, metric))
         lr = st.ctx.learned_vs_random

@@ -258,6 +258,15 @@ def fig4_rows(studies: list[Study], reference: pd.DataFrame) -> list[Row]:
     return rows
 
 
+def _means_with_n(r: pd.DataFrame) -> str:
+    """Each method's mean over its own seeds, with its seed count where the counts differ (a study
+    that grows seed by seed): a mean is not a paired comparison, but its n must be visible."""
+    ns = r["n"].astype(int)
+    if ns.nunique() == 1:
+        return ", ".join(f"{m} {fmt(v)}" for m, v in zip(r.method, r["mean"]))
+    return ", ".join(f"{m} {fmt(v)} (n={k})" for m, v, k in zip(r.method, r["mean"], ns))
+
+
 def rotation_chance_rows(studies: list[Study], reference: pd.DataFrame) -> list[Row]:
     """The paper: rotation accuracies on MNIST approach chance (~10%)."""
     rows = []
@@ -275,7 +284,7 @@ def rotation_chance_rows(studies: list[Study], reference: pd.DataFrame) -> list[
             f"contradicted: {', '.join(far.method)} further than {NEAR_CHANCE_POINTS:g} points from chance"
         rows.append(Row(f"MNIST rotated-test accuracy near chance; the paper: {quote('rotation_chance')}",
                         section_of("rotation_chance"), st.where("mnist", n=int(r["n"].min())),
-                        ", ".join(f"{m} {fmt(v)}" for m, v in zip(r.method, r["mean"])),
+                        _means_with_n(r),
                         f"~10% (ours: within {NEAR_CHANCE_POINTS:g} points)",
                         rules.out_of_regime(verdict, in_regime, why), key="rotation_chance", in_regime=in_regime,
                         n=int(r["n"].min())))

@@ -161,6 +161,28 @@ def reference_method_band(summary: pd.DataFrame, reference: pd.DataFrame, d: str
     return "" if close else f"{gap}: outside the band frozen_ln meets"
 
 
+def baseline_band(summary: pd.DataFrame, reference: pd.DataFrame, d: str, metric: str,
+                  method: str) -> tuple[bool | None, str]:
+    """Whether our run of a baseline (AdaNorm, the Teacher MLP, ...) is within the band frozen_ln must
+    meet of the paper's number for it, and the sentence that says so; (None, "") where unknown."""
+    if metric not in ("accuracy", "rmse"):
+        return None, ""
+    ours, paper = summary_mean(summary, d, method, metric), paper_value(reference, d, method, metric)
+    if not (math.isfinite(ours) and math.isfinite(paper)):
+        return None, ""
+    return _within_band(ours, paper, stats.higher_is_better(metric), f"our {method}")
+
+
+def weakened_baseline(verdict: str, within: bool | None, gap: str) -> str:
+    """A comparison with a baseline that is far below the paper's own number for it (outside the band
+    frozen_ln must meet) says how our recipe treats that baseline, not what the paper compared: a
+    verdict either way becomes inconclusive, with what the runs say."""
+    if within is not False or category(verdict) not in ("reproduced", "contradicted", "depends on our choice"):
+        return verdict
+    return (f"inconclusive: the baseline is outside the band frozen_ln meets ({gap}), so a difference from it "
+            f"is not the paper's; the runs say: {verdict}")
+
+
 def study_regime(st, reference: pd.DataFrame, d: str, method: str = "autonorm_s") -> tuple[bool | None, str]:
     """The regime of a study (report.findings.studies.Study) on dataset ``d``: :func:`regime` of its
     frozen_ln, and the paper's backbone for the family (its depth, width 128): the paper's claims
@@ -240,12 +262,16 @@ class Claim:
     "comparable" or "not significant", ``size`` the stated difference's size (math.inf for a
     meaningful one of no stated size, "outperform"): where it is at least the margin, the paper
     calls it an improvement, and excluding a difference of the margin in its direction contradicts it.
-    ``sides`` names the reference and the other arm, ``parts`` the two parts, for the wording."""
+    ``sides`` names the reference and the other arm, ``parts`` the two parts, for the wording;
+    ``higher_is_better`` whether a larger value is the better one (False for an RMSE, a perplexity,
+    an epoch count) and ``better`` the word for the better side ("faster" for an epoch count)."""
     direction: int = 0
     equivalence: bool = False
     size: float = 0.0
     sides: tuple[str, str] = ("AutoNorm-S", "the other")
     parts: tuple[str, str] = ("the lead", "the equivalence")
+    higher_is_better: bool = True
+    better: str = "better"
 
 
 def exclusion(p: Paired, claim: Claim) -> str:
@@ -255,11 +281,15 @@ def exclusion(p: Paired, claim: Claim) -> str:
     bound = hi if s > 0 else lo   # the one-sided 95% bound on the side of the paper's direction
     if not math.isfinite(bound):
         return ""
-    favoured, other = claim.sides if s > 0 else claim.sides[::-1]
+    # the side the paper says is the better one: a positive difference favours the reference only
+    # where larger values are better
+    paper_prefers_reference = (s > 0) == claim.higher_is_better
+    favoured, other = claim.sides if paper_prefers_reference else claim.sides[::-1]
+    word = claim.better
     if s * bound <= 0:
-        return (f"{favoured} better at all is excluded (one-sided 95%: {other} at least "
-                f"{abs(bound):.2g} better)")
-    return f"{favoured} better by more than {abs(bound):.2g} is excluded (one-sided 95%)"
+        return (f"{favoured} {word} at all is excluded (one-sided 95%: {other} at least "
+                f"{abs(bound):.2g} {word})")
+    return f"{favoured} {word} by more than {abs(bound):.2g} is excluded (one-sided 95%)"
 
 
 def _direction_part(p: Paired, claim: Claim, m: float) -> tuple[str, str]:
