@@ -241,9 +241,14 @@ def test_a_folder_recorded_sitting_by_sitting_skips_what_the_study_holds(paper, 
     day1 = _split_results(root, tmp_path / "day1", {0, 1})
     args = ["--record", "paper", "--studies-dir", str(studies)]
     assert report.main(args + ["--results", str(day1), "--part", "day1"]) == 0
+    n_day1 = len(record_runs.finished_runs(records.load_study(studies / "paper")))
+    assert f"the study has {n_day1} finished or diverged runs in 1 part(s)" in capsys.readouterr().out
     assert report.main(args + ["--results", str(root), "--part", "day2"]) != 0  # without the flag: duplicates
     assert "is in two parts" in capsys.readouterr().err
     assert report.main(args + ["--results", str(root), "--part", "day2", "--skip-recorded"]) == 0
+    # the count the message gives is the study's finished runs, seed 2's now among them
+    n_all = len(record_runs.finished_runs(records.load_study(studies / "paper")))
+    assert n_all > n_day1 and f"the study has {n_all} finished or diverged runs in 2 part(s)" in capsys.readouterr().out
     day2 = records.read_part(studies / "paper" / "day2")
     finished = day2["runs"][day2["runs"].status.isin(record_runs.FINISHED)]
     assert set(finished.seed) == {2} and set(day2["provenance"].seed) == {2}

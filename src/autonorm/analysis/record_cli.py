@@ -148,5 +148,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                     for c, r in manifest.get("cpu_declared", {}).items())
     print(f"autonorm-report --record: {manifest['n_ok']} finished and {manifest['n_diverged']} diverged runs "
           f"of {args.results} -> {dest} ({size / 1024:.0f} KiB){note}; the study has "
-          f"{len(study['runs'])} runs in {len(study['manifests'])} part(s)")
+          f"{len(finished_runs(study))} finished or diverged runs in {len(study['manifests'])} part(s) (its grid's "
+          f"unfinished runs aside)")
     return 0

@@ -194,6 +194,9 @@ def forest_rows(studies, reference) -> list[tuple]:
                     pd_ = pa - rules.paper_value(reference, d, r.method_b, metric)
                     # the paper states a lead (the red x) and, for these, an equivalence beside it (the band)
                     stated = " (stated lead and equivalence)" if STATED.get((d, r.method_b), ((), False))[1] else ""
+                    if rules.baseline_band(st.ctx.summary, reference, d, metric, r.method_b)[0] is False \
+                            and r.method_b != "frozen_ln":
+                        stated += " (baseline outside its band)"
                     out.append((f"{st.name}, {pretty(d)}: {r.method_a} − {r.method_b}{stated}, n={p.n}", p.diff,
                                 *p.ci(), m, pd_, metric))
         lr = st.ctx.learned_vs_random
@@ -236,7 +239,8 @@ def forest(studies, reference, out_dir: Path, plt) -> str | None:
     return ("Every paired comparison the ledger judges in the paper's regime: our difference with its 95% CI "
             "(blue), the paper's difference where its tables give one (red x), and the margin (green band: 0.4% of "
             "the paper's FrozenLN value; docs/method.md section 11). A dot outside the band with its CI is a "
-            "difference beyond the margin; a CI inside it an equivalence.")
+            "difference beyond the margin; a CI inside it an equivalence. A baseline outside its band (ours more "
+            "than 2 points below the paper's number for it) is drawn but decides nothing.")
 
 
 def method_comparison(studies, reference, out_dir: Path, plt) -> str | None:
