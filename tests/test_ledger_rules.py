@@ -353,3 +353,17 @@ def test_a_baseline_far_below_the_papers_number_for_it_decides_nothing():
     # an inconclusive verdict is left as it is; a metric without a band is never judged by one
     assert rules.weakened_baseline("inconclusive: x", False, gap) == "inconclusive: x"
     assert rules.baseline_band(summary, reference, "mnist", "rotation_accuracy", "teacher_mlp") == (None, "")
+
+
+def test_the_fig4_caption_needs_both_of_its_parts():
+    """"sustains a high-entropy exploration phase before ... surpassing the RandomSelector": H above
+    ln(2)/2 = 0.3466 at epoch 1, and learned - random <= 0 at some epoch, > 0 at the last."""
+    from autonorm.report.findings.gate_rows import fig4_verdict
+
+    assert fig4_verdict(0.50, pd.Series([-0.4, 0.0, 0.3])) == "reproduced: both"
+    # depth PTB: H 0.507 but above random from the first epoch
+    assert fig4_verdict(0.507, pd.Series([2.31, 1.9, 1.71])) == (
+        "contradicted: the learned gate does not go from at or below random to above it")
+    assert fig4_verdict(0.34, pd.Series([-1.0, 0.5])) == "contradicted: no high-entropy phase (H 0.340 <= 0.347)"
+    # ends below random: the surpassing fails too
+    assert fig4_verdict(0.6, pd.Series([-1.0, 0.5, -0.1])).endswith("does not go from at or below random to above it")

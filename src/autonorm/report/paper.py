@@ -156,6 +156,8 @@ QUOTES = {
                          "negligible relative to standard Layer Normalization", "§3.5"),
     "fig4_caption": ("AutoNorm-S (blue) sustains a high-entropy exploration phase before specializing and "
                      "surpassing the RandomSelector (red dashed) as entropy collapses", "Fig. 4 caption"),
+    "fig4_nlp": ("This prolonged exploration avoids premature commitment to suboptimal static strategies, "
+                 "explaining AutoNorm's NLP advantage", "§4.6"),
     "tau": ("provides the optimal balance of exploration and exploitation across all tasks and blocks", "§4.4"),
     "capacity": ("Reducing the NormSelector MLP from two layers to a single linear transformation drops PTB "
                  "POS accuracy by 1.2%", "§4.4"),
