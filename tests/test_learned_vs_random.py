@@ -14,7 +14,7 @@ import math
 import pandas as pd
 import pytest
 
-from helpers.hand_results import TEACHER_PARAMS, build_results, copy_run, run_aggregate
+from helpers.hand_results import TEACHER_PARAMS, build_results, copy_run, run_aggregate, set_accuracy
 
 from autonorm.report.findings import cost_rows, main_table, routing_rows
 from autonorm.report.findings.studies import Study
@@ -169,3 +169,27 @@ def test_an_autonorm_s_that_never_froze_is_one_row_with_its_unfrozen_twin(result
     two = routing_rows.learned_vs_random_rows([Study.load("lvr", results)], REFERENCE)  # other numbers
     assert [r.claim.rsplit(": ", 1)[1] for r in two if r.claim.startswith("MNIST")] == [
         "autonorm − random", "autonorm_s − random"]
+
+
+#: hand-chosen PTB accuracies by seed: autonorm_s − random = +0.6, +0.5, +0.7 (the paper: learned above random)
+PTB_GATED = [96.6, 96.8, 97.0]
+PTB_RANDOM = [96.0, 96.3, 96.3]
+
+
+def test_the_linguistic_half_is_learned_above_random(tmp_path):
+    root = build_results(tmp_path, datasets=["ptb_pos"], methods=["autonorm_s", "frozen_ln"])
+    for s in range(3):
+        set_accuracy(root, "ptb_pos", "autonorm_s", s, PTB_GATED[s])
+        copy_run(root, "ptb_pos", "frozen_ln", "random", s, PTB_RANDOM[s])
+    run_aggregate(root, datasets=("ptb_pos",), methods=("autonorm_s", "frozen_ln", "random"))
+    rows = routing_rows.learned_vs_random_rows([Study.load("nlp", root)], REFERENCE)
+    row = next(r for r in rows if r.key == "random:ptb_pos:autonorm_s")
+    assert "linguistic sequences (above random)" in row.claim and row.section == "§1"
+    assert row.paper == "above (no PTB number)"
+    # diffs +0.6, +0.5, +0.7: mean +0.6, sd 0.1, t = 10.39 with 2 df: p = 1 − t / √(2 + t²) = 0.0091
+    tval = 0.6 / (0.1 / math.sqrt(3))
+    assert row.ours.startswith("Δ +0.6 [")
+    assert f"p (Holm) = {1 - tval / math.sqrt(2 + tval ** 2):.2g}" in row.verdict
+    assert "the learned gate's advantage holds" in row.verdict, row.verdict
+    # the vision half never reads an NLP dataset
+    assert not any(r.key.startswith("random:ptb_pos") and "stationary vision" in r.claim for r in rows)

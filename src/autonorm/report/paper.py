@@ -118,6 +118,7 @@ QUOTES = {
                            "from converging, causing random selectors to outperform learned policies", "§5"),
     "random_abstract": ("random selectors outperform learned policies", "abstract"),
     "random_intro": ("a simple Random Selector often outperformed the learned policy", "§1"),
+    "learned_linguistic": ("while the learned mechanism worked effectively for linguistic sequences", "§1"),
     "cifar100_largest": ("On CIFAR-100, AutoNorm-S leads FrozenLN by 2.33% (67.15% vs. 64.82%), the largest vision "
                          "margin", "§4.1"),
     "cifar10_random": ("On CIFAR-10, unfrozen AutoNorm was outperformed by the RandomSelector (85.48%)", "§4.1"),
