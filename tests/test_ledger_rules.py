@@ -278,18 +278,35 @@ def test_a_comparable_ablation_is_an_equivalence_at_the_margin():
 
 
 def test_placement_verdict_when_both_placements_disagree_in_regime():
-    from autonorm.report.findings.gate_rows import _placement_rows
+    from autonorm.report.findings.rows import placement_rows
 
     rows = [Row("w_LN", "§4.5", "mnist_regime: MNIST, n=5, one selector per sub-layer", "", "", "contradicted: x",
-                key="gates:mnist:w_ln", in_regime=True, n=5),
+                key="gates:mnist:w_ln", in_regime=True, n=5, placement="per_sublayer"),
             Row("w_LN", "§4.5", "mnist_per_block: MNIST, n=5, one selector per block", "", "", "reproduced",
-                key="gates:mnist:w_ln", in_regime=True, n=5)]
-    (row,) = _placement_rows(rows)
+                key="gates:mnist:w_ln", in_regime=True, n=5, placement="per_block")]
+    (row,) = placement_rows(rows)
     assert row.verdict.startswith("depends on our choice (placement: \"a lightweight two-layer MLP per block\"")
-    assert row.verdict.endswith("reproduced with one selector per block, contradicted with one per sub-layer")
+    assert row.verdict.endswith("reproduced with one selector per block (n=5), contradicted with one per sub-layer (n=5)")
     assert counted_rows(rows + [row])[-1].supporting is False  # the combined row is the one counted
+    assert all(r.supporting for r in counted_rows(rows + [row])[:2])
     same = [rows[0], Row(**{**rows[1].__dict__, "verdict": "contradicted: y"})]
-    assert _placement_rows(same) == []
+    assert placement_rows(same) == []
+    # a main-table claim alike: AutoNorm-S vs LN, reversed with one placement, not shown with the other
+    main = [Row("acc", "§4.1", "a", "", "", "contradicted (the lead): reversed", key="main:mnist:accuracy:frozen_ln",
+                in_regime=True, n=5, placement="per_sublayer"),
+            Row("acc", "§4.1", "b", "", "", "inconclusive: the lead is not shown", key="main:mnist:accuracy:frozen_ln",
+                in_regime=True, n=5, placement="per_block"),
+            # out of the regime: speaks for neither placement
+            Row("acc", "§4.1", "c", "", "", "reproduced", key="main:mnist:accuracy:frozen_ln", in_regime=False, n=9,
+                placement="per_block")]
+    (row,) = placement_rows(main)
+    assert row.verdict.endswith("inconclusive with one selector per block (n=5), contradicted with one per sub-layer (n=5)")
+    # several in-regime studies of one placement: the one with the most seeds speaks for it
+    more = main[:2] + [Row("acc", "§4.1", "d", "", "", "contradicted (the lead): reversed",
+                           key="main:mnist:accuracy:frozen_ln", in_regime=True, n=3, placement="per_block")]
+    assert "inconclusive with one selector per block (n=5)" in placement_rows(more)[0].verdict
+    # rows without a placement (no selector) never make one
+    assert placement_rows([Row(**{**r.__dict__, "placement": ""}) for r in main]) == []
 
 
 def test_the_largest_vision_margin_by_the_papers_own_table():

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from autonorm.report.findings import rules
-from autonorm.report.findings.gate_rows import gates_of, gate_regime, placement_of
+from autonorm.report.findings.gate_rows import gates_of, gate_regime
 from autonorm.report.findings.main_table import STATED
 from autonorm.report.findings.rules import Paired
 from autonorm.report.findings.studies import Study
@@ -63,7 +63,7 @@ def gate_studies(studies: list[Study], reference: pd.DataFrame, d: str = "mnist"
         g, h, m = gates_of(st, d)
         if len(g):
             ok, why = gate_regime(st, d, m, reference)
-            out.append((st, g, h, m, ok, why, placement_of(st, d, m)))
+            out.append((st, g, h, m, ok, why, st.placement(d, m)))
     return out
 
 

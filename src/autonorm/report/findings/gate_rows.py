@@ -9,11 +9,10 @@ import math
 import numpy as np
 import pandas as pd
 
-from autonorm.methods import UNNAMED_PLACEMENT
 from autonorm.report import gate_checks
 from autonorm.report.findings import rules
 from autonorm.report.findings.commands import command_for
-from autonorm.report.findings.rows import Row
+from autonorm.report.findings.rows import Row, placement_words
 from autonorm.report.findings.studies import Study
 from autonorm.report.fmt import fmt, fnum, pretty
 from autonorm.report.paper import H_ZERO, LN_BY_EPOCH, quote, section_of
@@ -43,10 +42,6 @@ def gates_of(st: Study, d: str) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     return g.iloc[:0], h.iloc[:0], ""
 
 
-def placement_of(st: Study, d: str, method: str) -> str:
-    return (st.run_config(d, method).get("norm_options") or {}).get("placement", UNNAMED_PLACEMENT)
-
-
 def gate_regime(st: Study, d: str, method: str, reference: pd.DataFrame) -> tuple[bool | None, str]:
     """The regime rule for a gate claim: the study's (frozen_ln in regime, the paper's backbone)."""
     return rules.study_regime(st, reference, d, method)
@@ -63,8 +58,7 @@ def _check_word(v: str) -> str:
 
 def mechanism_rows(studies: list[Study], reference: pd.DataFrame) -> list[Row]:
     """The paper's MNIST and PTB gate claims, per study with gated runs of that dataset and per
-    placement of its selectors; where both placements were run in the paper's regime and disagree,
-    one more row says the verdict depends on the placement."""
+    placement of its selectors (rows.placement_rows says where the placements disagree)."""
     rows: list[Row] = []
     for d, quotes in (("mnist", ("mnist_gates", "mnist_entropy")), ("ptb_pos", ("ptb_entropy", "ptb_layers",
                                                                                  "ptb_layers"))):
@@ -78,12 +72,12 @@ def mechanism_rows(studies: list[Study], reference: pd.DataFrame) -> list[Row]:
         if not found:
             rows.append(Row(f"{pretty(d)}: the paper's gate claims", section_of(*quotes), "–", "–", "–",
                             f"not testable here: no gated run of {pretty(d)}; `{command_for(d)}`", key=f"gates:{d}"))
-    return rows + _placement_rows(rows)
+    return rows
 
 
 def _study_gate_rows(st, d, g, h, method, quotes, reference) -> list[Row]:
     in_regime, why = gate_regime(st, d, method, reference)
-    placement = placement_of(st, d, method)
+    placement = st.placement(d, method)
     hf = h[h.epoch == h.groupby("seed")["epoch"].transform("max")]
     final_h = float(hf.mean_entropy.mean()) if len(hf) else math.nan
     last_ep, n = int(g.epoch.max()), len(set(g.seed))
@@ -93,36 +87,18 @@ def _study_gate_rows(st, d, g, h, method, quotes, reference) -> list[Row]:
     else:
         checks = gate_checks.ptb_checks(gate_checks.final_gates(g), h, final_h, last_ep, False)
         keys = ("gates:ptb:h", "gates:ptb:early", "gates:ptb:deep")
-    where = f"{st.where(d, method, n=n)}, one selector {placement.replace('per_', 'per ').replace('sublayer', 'sub-layer')}"
+    where = f"{st.where(d, method, n=n)}, one selector {placement_words(placement)}"
     out = []
     for (claim, threshold, measured, verdict), key, q in zip(checks, keys, quotes):
         word = _check_word(verdict)
         if key == "gates:mnist:w_ln" and word == "contradicted":
             word += (": not every selector reaches w_LN > 0.85 by epoch 5 with one selector "
-                     f"{placement.replace('per_', 'per ').replace('sublayer', 'sub-layer')}")
+                     f"{placement_words(placement)}")
         out.append(Row(f"{pretty(d)}: {claim} ({method}); the paper: {quote(q)}", section_of(q), where, measured,
-                       threshold, rules.out_of_regime(word, in_regime, why), key=key, in_regime=in_regime, n=n))
+                       threshold, rules.out_of_regime(word, in_regime, why), key=key, in_regime=in_regime, n=n,
+                       placement=placement))
     if d == "ptb_pos":
         out.append(nlp_collapse_row(st, d, method, h, final_h, last_ep, n, in_regime, why))
-    return out
-
-
-def _placement_rows(rows: list[Row]) -> list[Row]:
-    """Where a gate claim was judged in the paper's regime under both placements and the verdicts
-    differ: the claim depends on the placement, which the paper's own words leave open."""
-    out = []
-    for key in dict.fromkeys(r.key for r in rows if r.key.startswith("gates:")):
-        by = {}
-        for r in rows:
-            if r.key == key and r.in_regime is True:
-                by.setdefault("per block" if ", one selector per block" in r.where else "per sub-layer", r)
-        if len(by) == 2 and len({r.word for r in by.values()}) == 2:
-            pb, ps = by["per block"], by["per sub-layer"]
-            out.append(Row(pb.claim, pb.section, "both placements, in the paper's regime", "see the two rows above",
-                           pb.paper, f"depends on our choice (placement: {quote('per_block')}, read with "
-                           f"{quote('block_input')}, against {quote('per_sublayer')}): {pb.word} with one selector "
-                           f"per block, {ps.word} with one per sub-layer", key=key, in_regime=True,
-                           n=max(pb.n, ps.n) + 1))
     return out
 
 

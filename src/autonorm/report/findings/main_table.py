@@ -9,7 +9,7 @@ import pandas as pd
 from autonorm.analysis import stats
 from autonorm.report.findings import rules
 from autonorm.report.findings.commands import WHY_GPU, command_for
-from autonorm.report.findings.rows import Row
+from autonorm.report.findings.rows import Row, placement_words
 from autonorm.report.findings.rules import Claim, Paired
 from autonorm.report.findings.studies import Study, first_study
 from autonorm.report.fmt import fmt, fnum, pretty, truthy
@@ -124,8 +124,9 @@ def _comparison_rows(studies, reference, d, src, metric, label, m, pa, pb) -> li
         band = rules.reference_method_band(st.ctx.summary, reference, d, metric)
         if band:
             ours += f" ({band})"
-        out.append(Row(text, section, st.where(src, n=p.n), ours, f"{paper_diff:+.3g}", verdict, key=key,
-                       in_regime=in_regime, n=p.n))
+        placement = st.placement(src)
+        out.append(Row(text, section, f"{st.where(src, n=p.n)}, one selector {placement_words(placement)}", ours,
+                       f"{paper_diff:+.3g}", verdict, key=key, in_regime=in_regime, n=p.n, placement=placement))
     return out
 
 

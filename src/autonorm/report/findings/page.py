@@ -22,7 +22,7 @@ import pandas as pd
 from autonorm.io_utils import write_text_atomic
 from autonorm.report.findings import ablation_rows, cost_rows, gate_rows, main_table, paper_rows, routing_rows
 from autonorm.report.findings.figures import draw_figures
-from autonorm.report.findings.rows import Row, counted_rows, tally
+from autonorm.report.findings.rows import Row, counted_rows, placement_rows, tally
 from autonorm.report.findings.rules import MARGIN_SHARE, VERDICTS
 from autonorm.report.findings.studies import STUDIES, Study, find_studies
 from autonorm.report.fmt import md_table, pretty
@@ -81,6 +81,7 @@ def _code_changes(out: Path, figures_dir: Path) -> list[str]:
 def ledger(studies: list[Study], reference: pd.DataFrame) -> list[tuple[str, list[Row]]]:
     """The ledger's sections with their rows, every claim counted once across them."""
     built = [(title, build_rows(studies, reference)) for title, build_rows in SECTIONS]
+    built = [(title, rows + placement_rows(rows)) for title, rows in built]
     flat = counted_rows([r for _, rows in built for r in rows])
     out, i = [], 0
     for title, rows in built:

@@ -4,12 +4,16 @@ A claim of the paper may be tested in several studies: each study gets a row, an
 counts the claim once, by the row of its best evidence (:func:`counted_rows`): a study in the
 paper's regime before one out of it, more seeds before fewer, then the study order. The other
 rows of the claim are supporting rows. Checks of our own choices are observations, counted apart.
+Where a claim was judged in the paper's regime under both placements of the selectors and the
+verdicts differ, one more row says so (:func:`placement_rows`), and it is the one counted: which
+placement is the paper's is a reading of its words, not a fact.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
 from autonorm.report.findings.rules import CATEGORIES, category
+from autonorm.report.paper import quote
 
 
 @dataclass(frozen=True)
@@ -25,6 +29,7 @@ class Row:
     n: int = 0
     observation: bool = False  # a check of our own choices, not a claim of the paper
     supporting: bool = False   # another study's row of a claim counted elsewhere
+    placement: str = ""        # the gated model's selector placement (methods.PLACEMENTS); "" where none
 
     @property
     def claim_key(self) -> str:
@@ -54,7 +59,38 @@ def counted_rows(rows: list[Row]) -> list[Row]:
 
 
 def _rank(r: Row) -> tuple:
-    return (r.in_regime is True, r.n)
+    return (r.in_regime is True, r.placement == BOTH, r.n)
+
+
+#: the placement of a row that judges a claim under both placements
+BOTH = "both"
+
+
+def placement_words(placement: str) -> str:
+    """'per_block' -> 'per block', 'per_sublayer' -> 'per sub-layer'."""
+    return placement.replace("per_", "per ").replace("sublayer", "sub-layer")
+
+
+def placement_rows(rows: list[Row]) -> list[Row]:
+    """One row per claim judged in the paper's regime with one selector per block and with one per
+    sub-layer whose verdicts differ: the claim depends on the placement, which the paper's own words
+    leave open (a per-block MLP that reads the block input; a selector replacing each sub-layer's LN).
+    Several studies of one placement: the one with the most seeds speaks for it."""
+    out = []
+    for key in dict.fromkeys(r.claim_key for r in rows if not r.observation):
+        by: dict[str, Row] = {}
+        for r in rows:
+            if r.claim_key == key and r.in_regime is True and r.placement in ("per_block", "per_sublayer") \
+                    and (r.placement not in by or r.n > by[r.placement].n):
+                by[r.placement] = r
+        if len(by) == 2 and by["per_block"].word != by["per_sublayer"].word:
+            pb, ps = by["per_block"], by["per_sublayer"]
+            out.append(Row(pb.claim, pb.section, "both placements, in the paper's regime", "see the two rows above",
+                           pb.paper, f"depends on our choice (placement: {quote('per_block')}, read with "
+                           f"{quote('block_input')}, against {quote('per_sublayer')}): {pb.word} with one selector "
+                           f"per block (n={pb.n}), {ps.word} with one per sub-layer (n={ps.n})", key=key,
+                           in_regime=True, n=max(pb.n, ps.n), placement=BOTH))
+    return out
 
 
 def tally(rows: list[Row]) -> str:

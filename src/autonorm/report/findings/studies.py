@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from autonorm.methods import UNNAMED_PLACEMENT
 from autonorm.report.context import ReportContext
 from autonorm.report.fmt import fmt, fnum, pretty
 
@@ -73,6 +74,11 @@ class Study:
         if method:
             sel &= s.method == method
         return bool(sel.any())
+
+    def placement(self, d: str, method: str = "autonorm_s") -> str:
+        """The selectors' placement of (dataset, method)'s runs (a run config without the key predates
+        it: one selector per sub-layer)."""
+        return (self.run_config(d, method).get("norm_options") or {}).get("placement", UNNAMED_PLACEMENT)
 
     def run_config(self, d: str, method: str = "autonorm_s") -> dict:
         """config.json of the first finished run of (dataset, method), or of any method."""
