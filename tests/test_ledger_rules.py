@@ -215,7 +215,7 @@ def test_tally_counts_every_row_once_with_zeros_and_observations_apart():
     assert line.startswith("2 claims of the paper: 0 reproduced, 1 contradicted, 1 inconclusive, 0 depends on our choice")
     assert "0 not met on this CPU" in line and "0 ill-defined" in line
     assert line.endswith("besides them 1 observations of our own and 1 supporting rows (the same claims in "
-                         "other studies): 4 rows")
+                         "other studies, or of the other learned gate): 4 rows")
 
 
 def test_cost_rows_not_met_when_every_seed_exceeds_consistently():

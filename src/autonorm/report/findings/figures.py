@@ -11,6 +11,7 @@ import pandas as pd
 
 from autonorm.report.findings import rules
 from autonorm.report.findings.gate_rows import gates_of, gate_regime
+from autonorm.report.findings.routing_rows import unfrozen_twins
 from autonorm.report.findings.main_table import STATED
 from autonorm.report.findings.rules import Paired
 from autonorm.report.findings.studies import Study
@@ -105,9 +106,10 @@ def gates_per_selector(studies, reference, out_dir: Path, plt) -> str | None:
                      fontsize=SMALL + 1)
     _legend_below(fig, axes, 0.6 / (3.6 * nrows + 0.6))
     _save(fig, out_dir, "gates_per_selector.png")
-    return ("The weight of LayerNorm in every selector (1 = LayerNorm only, 0 = DyT only), at epoch 5 (where the "
-            "paper's MNIST claim reads it) and at the last epoch: seed mean with the seed range; red dashed: the "
-            "paper's w_LN > 0.85. Each panel names its study, method, number of seeds, epoch, the selectors' "
+    return ("The weight of LayerNorm in every selector (1 = LayerNorm only, 0 = DyT only), at epoch 5 on MNIST (where "
+            "the paper's claim reads it) and at the last epoch (the only one drawn for PTB, whose claims read it): "
+            "seed mean with the seed range; red dashed: the paper's w_LN > 0.85. Each panel names its study, method, "
+            "number of seeds, epoch, the selectors' "
             "placement, and whether the study is in the paper's regime.")
 
 
@@ -167,7 +169,8 @@ def entropy_over_epochs(studies, reference, out_dir: Path, plt) -> str | None:
     return ("The gates' mean entropy on the validation split per epoch (seed mean, band: seed range): AutoNorm-S "
             "(solid) and unfrozen AutoNorm (dashed), one line where no seed froze (the same training); red dashed: "
             "eps_H = 0.1 (the paper's freeze threshold); black dotted: the study's T_freeze, after which a frozen "
-            "AutoNorm-S stays flat; green dash-dot: the paper's epoch 5 (MNIST, Fashion-MNIST). Panels in the paper's "
+            "AutoNorm-S stays flat; green dash-dot: the paper's epoch 5 (MNIST, Fashion-MNIST, where a run reaches it). "
+            "Panels in the paper's "
             "regime come first; each says whether its study is in it.")
 
 
@@ -232,11 +235,12 @@ def forest(studies, reference, out_dir: Path, plt) -> str | None:
         ax.tick_params(axis="x", labelsize=SMALL)
         ax.set_xlabel(f"paired difference, {mt} ({'points' if mt == 'accuracy' else 'RMSE'}; first minus second)",
                       fontsize=SMALL + 1)
-    axes[0, 0].set_title("Every comparison in the paper's regime: ours (dot, 95% CI),\nthe paper's (red x), the "
+    axes[0, 0].set_title("Every accuracy comparison in the paper's regime: ours (dot, 95% CI),\nthe paper's (red x), the "
                          "margin (green band)", fontsize=SMALL + 1)
     fig.tight_layout()
     _save(fig, out_dir, "forest_in_regime.png")
-    return ("Every paired comparison the ledger judges in the paper's regime: our difference with its 95% CI "
+    return ("Every paired comparison of the primary metric (accuracy; RMSE) the ledger judges in the paper's regime "
+            "(its precision, recall, F1 and rotated-accuracy rows are in the ledger only): our difference with its 95% CI "
             "(blue), the paper's difference where its tables give one (red x), and the margin (green band: 0.4% of "
             "the paper's FrozenLN value; docs/method.md section 11). A dot outside the band with its CI is a "
             "difference beyond the margin; a CI inside it an equivalence. A baseline outside its band (ours more "
@@ -251,16 +255,18 @@ def method_comparison(studies, reference, out_dir: Path, plt) -> str | None:
         if s.empty:
             continue
         prim = s[(s.metric_family == "primary") & (s["n"].fillna(0) > 0) & s.metric.isin(("accuracy", "rmse"))]
+        # AutoNorm-S whose freeze never fired and whose paired numbers equal unfrozen AutoNorm's: one training
+        twins = unfrozen_twins(st, st.ctx.learned_vs_random) if not st.ctx.learned_vs_random.empty else set()
         for (d, metric), g in prim.groupby(["dataset", "metric"], sort=False):
-            g = g[~g.method.isin([m for m in g.method if st.ctx.same_run_as(d, m) in set(g.method)
-                                  and m == "autonorm"])]
+            g = g[~g.method.isin([m for m in g.method if m == "autonorm" and (
+                st.ctx.same_run_as(d, m) in set(g.method) or (d in twins and "autonorm_s" in set(g.method)))])]
             if g.method.nunique() > 1:  # a comparison needs two methods (a pilot runs one)
-                rows.append((st, d, metric, g.reset_index(drop=True)))
+                rows.append((st, d, metric, g.reset_index(drop=True), d in twins))
     if not rows:
         return None
     rows.sort(key=lambda r: rules.study_regime(r[0], reference, r[1])[0] is not True)  # in the regime first
     fig, axes, nrows = _panels(plt, len(rows), 4, 3.4, 3.9)
-    for ax, (st, d, metric, g) in zip(axes.flat, rows):
+    for ax, (st, d, metric, g, twin) in zip(axes.flat, rows):
         ax.errorbar(range(len(g)), g["mean"], yerr=[g["mean"] - g["ci95_low"], g["ci95_high"] - g["mean"]],
                     fmt="o", capsize=2, ms=4, label="ours (mean, 95% CI)")
         paper = pd.to_numeric(g.get("paper_mean"), errors="coerce") if "paper_mean" in g else None
@@ -270,7 +276,8 @@ def method_comparison(studies, reference, out_dir: Path, plt) -> str | None:
         if len(base):
             ax.text(0.5, 0.02, f"trivial baseline {fmt(fnum(base.iloc[0]))}", transform=ax.transAxes,
                     fontsize=SMALL, color="grey", ha="center")
-        names = [m + (" = autonorm" if st.ctx.same_run_as(d, m) == "autonorm" else "") for m in g.method]
+        names = [m + (" = autonorm" if st.ctx.same_run_as(d, m) == "autonorm" or (m == "autonorm_s" and twin)
+                      else "") for m in g.method]
         ax.set_xticks(range(len(g)), names, rotation=60, ha="right", fontsize=SMALL)
         ax.tick_params(axis="y", labelsize=SMALL)
         ok, _ = rules.study_regime(st, reference, d)

@@ -81,9 +81,12 @@ def main_table_rows(studies: list[Study], reference: pd.DataFrame) -> list[Row]:
 
 
 def _not_testable(d, src, metric, label, pa, others) -> Row:
-    cmp = ", ".join(f"{m} {fmt(v)}" for m, v in zip(others.method, others["mean"]))
+    # the paper's tables have no Random Selector row: its one Random number (CIFAR-10) is in section 4.1's text
+    from_text = others.method == "random"
+    cmp = ", ".join(f"{m} {fmt(v)}" + (" (the text, not the table)" if t else "")
+                    for m, v, t in zip(others.method, others["mean"], from_text))
     why = WHY_GPU.get(d) or "no study here ran these methods on it; a CPU can"
-    table = f"Table {TABLE_OF.get(src, '?')}"
+    table = f"Table {TABLE_OF.get(src, '?')}" + ("; §4.1" if from_text.any() else "")
     return Row(f"{label}: AutoNorm-S {fmt(pa)} vs {cmp}", table, "–", "–", f"AutoNorm-S {fmt(pa)}",
                f"not testable here ({why}): `{command_for(src)}`", key=f"main:{d}:{metric}")
 

@@ -104,4 +104,5 @@ def tally(rows: list[Row]) -> str:
     sup = sum(r.supporting for r in rows)
     head = ", ".join(f"{v} {k}" for k, v in counts.items())
     return (f"{len(claims)} claims of the paper: {head}; besides them {obs} observations of our own "
-            f"and {sup} supporting rows (the same claims in other studies): {len(claims) + obs + sup} rows")
+            f"and {sup} supporting rows (the same claims in other studies, or of the other learned gate): "
+            f"{len(claims) + obs + sup} rows")
