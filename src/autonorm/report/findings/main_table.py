@@ -54,8 +54,9 @@ def claim_of(d: str, metric: str, other: str, paper_diff: float) -> tuple[Claim,
     hib = stats.higher_is_better(metric)
     if metric in TABLE_ONLY or not keys:
         return Claim(direction, False, size, sides, ("the table's difference", ""), hib), "", table
-    return (Claim(direction, equivalence, size, sides, parts, hib), "; ".join(quote(k) for k in keys),
-            f"{section_of(*keys)}")
+    # a lead that only the table states is cited to the table beside the words that qualify it
+    section = section_of(*keys) + (f"; {table}" if parts[0] == "the table's lead" else "")
+    return Claim(direction, equivalence, size, sides, parts, hib), "; ".join(quote(k) for k in keys), section
 
 
 def main_table_rows(studies: list[Study], reference: pd.DataFrame) -> list[Row]:
