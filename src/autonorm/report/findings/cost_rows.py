@@ -9,7 +9,6 @@ import pandas as pd
 
 from autonorm.analysis import stats
 from autonorm.layers.selector_layout import selectors_per_block, selector_width, widest_selector_for_share
-from autonorm.methods import UNNAMED_PLACEMENT
 from autonorm.report.findings import rules
 from autonorm.report.findings.rows import Row
 from autonorm.report.findings.studies import Study
@@ -38,8 +37,7 @@ def overhead_rows(studies: list[Study]) -> list[Row]:
             continue
         for d in dict.fromkeys(s.dataset):
             fam = st.ctx.ds_family.get(d, d)
-            cfg = st.run_config(d, "autonorm_s")
-            placement = (cfg.get("norm_options") or {}).get("placement", UNNAMED_PLACEMENT)
+            placement = st.placement(d, "autonorm_s")
             key = (fam, placement)
             if key in chosen and chosen[key][0]:
                 continue

@@ -13,6 +13,7 @@ from autonorm.report.findings import rules
 from autonorm.report.findings.gate_rows import gates_of, gate_regime
 from autonorm.report.findings.routing_rows import unfrozen_twins
 from autonorm.report.findings.main_table import STATED
+from autonorm.report.findings.rows import placement_words
 from autonorm.report.findings.rules import Paired
 from autonorm.report.findings.studies import Study
 from autonorm.report.fmt import fmt, fnum, pretty, truthy
@@ -102,15 +103,14 @@ def gates_per_selector(studies, reference, out_dir: Path, plt) -> str | None:
         ax.set_xlabel("block (1 = first)", fontsize=SMALL + 1)
         ax.set_ylabel("w_LN (1 = LayerNorm only)", fontsize=SMALL + 1)
         ax.set_title(f"{pretty(d)}, {st.name} ({m}, n={g.seed.nunique()}), epoch {ep}\none selector "
-                     f"{placement.replace('per_', 'per ').replace('sublayer', 'sub-layer')}; {regime_words(ok)}",
+                     f"{placement_words(placement)}; {regime_words(ok)}",
                      fontsize=SMALL + 1)
     _legend_below(fig, axes, 0.6 / (3.6 * nrows + 0.6))
     _save(fig, out_dir, "gates_per_selector.png")
     return ("The weight of LayerNorm in every selector (1 = LayerNorm only, 0 = DyT only), at epoch 5 on MNIST (where "
             "the paper's claim reads it) and at the last epoch (the only one drawn for PTB, whose claims read it): "
             "seed mean with the seed range; red dashed: the paper's w_LN > 0.85. Each panel names its study, method, "
-            "number of seeds, epoch, the selectors' "
-            "placement, and whether the study is in the paper's regime.")
+            "number of seeds, epoch, the selectors' placement, and whether the study is in the paper's regime.")
 
 
 def regime_words(ok: bool | None) -> str:
@@ -170,8 +170,7 @@ def entropy_over_epochs(studies, reference, out_dir: Path, plt) -> str | None:
             "(solid) and unfrozen AutoNorm (dashed), one line where no seed froze (the same training); red dashed: "
             "eps_H = 0.1 (the paper's freeze threshold); black dotted: the study's T_freeze, after which a frozen "
             "AutoNorm-S stays flat; green dash-dot: the paper's epoch 5 (MNIST, Fashion-MNIST, where a run reaches it). "
-            "Panels in the paper's "
-            "regime come first; each says whether its study is in it.")
+            "Panels in the paper's regime come first; each says whether its study is in it.")
 
 
 def forest_rows(studies, reference) -> list[tuple]:

@@ -47,8 +47,7 @@ GLOSSARY = [
     "**The paper's regime**: a study trains the paper's backbone (its depth for the family, width 128; the "
     "patch size is not part of it: each row gives ours, the paper's is 4 x 4) and its LayerNorm model "
     "(frozen_ln) is within 2 accuracy points (10% of an RMSE) of the paper's FrozenLN and at least half as far "
-    "above the trivial baseline as the "
-    "paper's; only there can a claim be reproduced or contradicted.",
+    "above the trivial baseline as the paper's; only there can a claim be reproduced or contradicted.",
     f"**The margin**: {100 * MARGIN_SHARE:g}% of the paper's FrozenLN value (0.395 accuracy points on MNIST), the "
     "smallest difference the paper itself calls an improvement (distillation's \"0.4%\"); it decides a stated "
     "equivalence and whether a difference of the size the paper claims is excluded, both ways.",
