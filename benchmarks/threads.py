@@ -2,6 +2,7 @@
 
     python benchmarks/threads.py             # the mnist_regime backbone (ViT-Lite 8x128, 28x28, patch 7)
     python benchmarks/threads.py --steps 40 --method autonorm_s
+    python benchmarks/threads.py --patch 4 --bf16 --method autonorm_s --placement per_block   # mnist_patch4
 
 A long study on a small box runs either one job per core at 1 thread (`--cores 2` with
 `runtime.threads: 1`) or one job at a time with all threads. Which finishes more training steps
@@ -27,12 +28,16 @@ MNIST_META = {"name": "bench_mnist", "task": "image_classification", "family": "
               "image": {"channels": 1, "height": 28, "width": 28, "mean": [0.1307], "std": [0.3081]}}
 
 
-def _train_steps(method: str, threads: int, steps: int, warmup: int, queue) -> None:
+def _train_steps(method: str, threads: int, steps: int, warmup: int, queue, patch: int = 7,
+                 bf16: bool = False, placement: str | None = None) -> None:
     torch.set_num_threads(threads)
     model_cfg, train_cfg = C.family_cfg("vision")
-    model_cfg["patch_size"] = 7
+    model_cfg["patch_size"] = patch
     torch.manual_seed(0)
-    model = build_model(MNIST_META, method, model_cfg, C.norm_options())
+    opts = C.norm_options()
+    if placement:
+        opts["placement"] = placement
+    model = build_model(MNIST_META, method, model_cfg, opts)
     model.train()
     opt = make_optimizer(model, train_cfg)
     task = Task(MNIST_META, train_cfg, torch.device("cpu"))
@@ -41,7 +46,9 @@ def _train_steps(method: str, threads: int, steps: int, warmup: int, queue) -> N
     y = nn.functional.one_hot(torch.randint(0, 10, (x.shape[0],), generator=g), 10).float()
 
     def step():
-        loss = task.loss(model(x), y, 0.1)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            out = model(x)
+        loss = task.loss(out, y, 0.1)  # as the trainer (run/train.py forward_loss)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -55,11 +62,13 @@ def _train_steps(method: str, threads: int, steps: int, warmup: int, queue) -> N
     queue.put((start, time.perf_counter()))
 
 
-def measure(procs: int, threads: int, method: str, steps: int, warmup: int) -> float:
+def measure(procs: int, threads: int, method: str, steps: int, warmup: int, patch: int = 7,
+            bf16: bool = False, placement: str | None = None) -> float:
     """Training steps per second of `procs` processes of `threads` threads each, run at once."""
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
-    ps = [ctx.Process(target=_train_steps, args=(method, threads, steps, warmup, q)) for _ in range(procs)]
+    ps = [ctx.Process(target=_train_steps, args=(method, threads, steps, warmup, q, patch, bf16, placement))
+          for _ in range(procs)]
     for p in ps:
         p.start()
     spans = [q.get() for _ in ps]
@@ -73,14 +82,20 @@ def main(argv=None) -> int:
     p = C.base_parser(__doc__.splitlines()[0])
     p.add_argument("--method", default="frozen_ln")
     p.add_argument("--steps", type=int, default=30, help="timed training steps per process")
+    p.add_argument("--patch", type=int, default=7, help="patch size (28x28 images: 7 -> 16 tokens, 4 -> 49)")
+    p.add_argument("--bf16", action="store_true", help="bf16 autocast, as runtime.bf16 trains on a CPU")
+    p.add_argument("--placement", choices=["per_block", "per_sublayer"], help="selector placement (gated methods)")
     args = p.parse_args(argv)
     cores = len(__import__("os").sched_getaffinity(0))
     warmup = args.warmup or 3
     print("# One-thread jobs side by side against one multi-thread job (benchmarks/threads.py)")
-    print(f"machine: {C.machine_line()}; {cores} cores; {args.method}, ViT-Lite 8x128, 28x28x1, patch 7, batch 128; "
+    print(f"machine: {C.machine_line()}; {cores} cores; {args.method}"
+          f"{' (' + args.placement + ')' if args.placement else ''}, ViT-Lite 8x128, 28x28x1, patch {args.patch}, "
+          f"{'bf16 autocast' if args.bf16 else 'fp32'}, batch 128; "
           f"{args.steps} timed steps per process after {warmup} warm-up")
-    side = measure(cores, 1, args.method, args.steps, warmup)
-    one = measure(1, cores, args.method, args.steps, warmup)
+    kw = dict(patch=args.patch, bf16=args.bf16, placement=args.placement)
+    side = measure(cores, 1, args.method, args.steps, warmup, **kw)
+    one = measure(1, cores, args.method, args.steps, warmup, **kw)
     print(f"\n{cores} processes x 1 thread: {side:.2f} steps/s in all")
     print(f"1 process x {cores} threads:  {one:.2f} steps/s")
     faster = f"{cores} one-thread jobs" if side >= one else f"one {cores}-thread job"
