@@ -83,3 +83,43 @@ def test_threshold_out_of_range_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit):
         export.main(["--run-dir", "r", "--data-dir", "d", "--out", str(tmp_path), "--threshold", "0.7"])
     assert "--threshold must be in [0, 0.5)" in capsys.readouterr().err
+
+
+def test_constant_gate_is_the_hand_mix_of_its_branches():
+    """A gate that mixes, exported with constant weights (the paper's "optionally frozen" selector): by
+    hand, 0.3 DyT(x) + 0.7 LN(x), with the branches' own parameters, and no selector left."""
+    torch.manual_seed(0)
+    norm = AutoNorm(8)
+    norm.selector_name = "n"
+    holder = _Holder(norm)
+    assert export.apply_plan(holder, {}, {"n": {"dyt": 0.3, "ln": 0.7}}) == 1
+    x = torch.randn(3, 5, 8)
+    mu, var = x.mean(-1, keepdim=True), x.var(-1, unbiased=False, keepdim=True)
+    ln = (x - mu) / torch.sqrt(var + 1e-5) * norm.ln.weight + norm.ln.bias
+    dyt = torch.tanh(norm.dyt.alpha * x) * norm.dyt.weight + norm.dyt.bias
+    with torch.no_grad():
+        torch.testing.assert_close(holder.norm(x), 0.3 * dyt + 0.7 * ln, rtol=1e-5, atol=1e-5)
+        from autonorm.layers import kernels
+        with kernels.fast_paths(False):  # the generic sum gives the same
+            torch.testing.assert_close(holder.norm(x), 0.3 * dyt + 0.7 * ln, rtol=1e-5, atol=1e-5)
+    assert not any("selector" in k for k in holder.state_dict())
+
+
+def test_constant_gates_export_reports_the_mean_weights(tmp_path):
+    data = make_processed(tmp_path / "data", "image_classification")
+    run = tmp_path / "run"
+    train_run(run_config(data, run, method="autonorm_s", epochs=1))
+    assert export.main(["--run-dir", str(run), "--data-dir", str(data), "--out", str(tmp_path / "exp"),
+                        "--constant-gates"]) == 0
+    report = json.loads((tmp_path / "exp" / "export.json").read_text())
+    mixing = set(report["ranges"]) - set(report["plan"])
+    assert mixing and set(report["constants"]) == mixing
+    for name in mixing:  # the constants are the gate's mean weights over validation: within its range, summing to 1
+        w = report["constants"][name]
+        assert sum(w.values()) == pytest.approx(1.0, abs=1e-5)
+        for c, v in w.items():
+            assert report["ranges"][name][c]["min"] - 1e-6 <= v <= report["ranges"][name][c]["max"] + 1e-6
+    from autonorm.data import load_processed
+
+    small = export.load_exported(tmp_path / "exp", load_processed(data).meta)
+    assert not any("selector" in k for k in small.state_dict())

@@ -52,8 +52,9 @@ CONVERGENCE_AXES = ("gumbel",)
 
 
 def convergence_values(history: pd.DataFrame, methods: Sequence[str]) -> pd.DataFrame:
-    """Per run of ``methods``: epochs to reach 99% of its final validation metric, as rows of the
-    values table (metric ``epochs_to_99pct``)."""
+    """Per run of ``methods``: epochs to reach 99% of its final validation metric (metric
+    ``epochs_to_99pct``) and the mean of its validation curve over epochs (``val_curve_mean``, where the
+    validation metric is higher-is-better), as rows of the values table."""
     cols = ["dataset", "source_dataset", "method", "seed", "metric", "value", "standin"]
     if history is None or history.empty:
         return pd.DataFrame([], columns=cols)
@@ -61,11 +62,15 @@ def convergence_values(history: pd.DataFrame, methods: Sequence[str]) -> pd.Data
     rows = []
     for (d, m, s), g in h.groupby(["dataset", "method", "seed"], sort=False):
         name = next((str(x) for x in g["val_metric_name"] if isinstance(x, str)), "")
+        curve = list(zip(g["epoch"], g["val_metric"]))
         rows.append({"dataset": d, "source_dataset": d, "method": m, "seed": int(s),
                      "metric": "epochs_to_99pct",
-                     "value": stats.epochs_to_fraction(zip(g["epoch"], g["val_metric"]),
-                                                       stats.higher_is_better(name)),
+                     "value": stats.epochs_to_fraction(curve, stats.higher_is_better(name)),
                      "standin": False})
+        area = stats.curve_mean(curve, stats.higher_is_better(name))
+        if math.isfinite(area):
+            rows.append({"dataset": d, "source_dataset": d, "method": m, "seed": int(s),
+                         "metric": "val_curve_mean", "value": area, "standin": False})
     return pd.DataFrame(rows, columns=cols)
 
 

@@ -31,8 +31,11 @@ Outputs (``autonorm.output_names.TABLE_NAMES``, all written atomically into ``--
                      metric, with a paired test against the base.
 ``learned_vs_random.csv``  each gated method (autonorm, autonorm_s) minus the Random
                      Selector, paired by seed: the paper's abstract says learned gates
-                     lose to random ones on stationary vision. Its own Holm family per
-                     dataset x gated method (one more claim, not the main table's).
+                     lose to random ones on stationary vision. One Holm family per
+                     dataset and metric family over the claim's distinct tests (the two
+                     learned gates; a gate whose differences equal the other's, the same
+                     training, counts once): one sentence about both gates, not the main
+                     table's family.
 
 Stale runs: an eval json records the ``config_hash`` of the run it evaluated;
 it is compared with the hash of the run folder's current ``config.json``.  A
@@ -70,7 +73,7 @@ import pandas as pd
 
 from autonorm.analysis.ablations import ablation_table
 from autonorm.analysis.collect import collect, discover_variants, load_reference
-from autonorm.analysis.summaries import compare_methods, same_run_pairs, summarize
+from autonorm.analysis.summaries import alias_same_runs, compare_methods, joint_family, same_run_pairs, summarize
 from autonorm.analysis.tables import COMPARISON_COLUMNS, REFERENCE_METHOD
 from autonorm.io_utils import write_csv_atomic
 
@@ -111,6 +114,7 @@ def tables_from_runs(raw: dict, methods: Sequence[str], variants: Sequence[str],
     """Every table from the per-run frames ``raw`` (collect's output, or a study record's:
     analysis.records), so that a record and its results folder give the same statistics."""
     methods = list(dict.fromkeys(methods))
+    raw = alias_same_runs(raw)
     var_info = dict(raw["variants"])
     for v in variants:  # a declared variant with no eval json yet: axis unknown
         var_info.setdefault(v, {"name": v, "base": "", "axis": "unknown", "value": v})
@@ -126,7 +130,7 @@ def tables_from_runs(raw: dict, methods: Sequence[str], variants: Sequence[str],
                               configs=raw.get("configs"))
     pairs = [compare_methods(main_values, [m, "random"], raw["ds_info"], m, same_run_pairs(raw["runs"]), ref)
              for m in LEARNED_GATES if m in main_methods and "random" in main_methods]
-    learned_vs_random = (pd.concat(pairs, ignore_index=True) if pairs
+    learned_vs_random = (joint_family(pd.concat(pairs, ignore_index=True)) if pairs
                          else pd.DataFrame(columns=COMPARISON_COLUMNS))
     return {
         "summary.csv": summary,

@@ -478,13 +478,6 @@ def tables_of(study: dict, reference: str | Path | None = None,
     return tables_from_runs(study, grid["methods"], grid["variants"], reference, reference_method)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``autonorm-report --record NAME --results FOLDER ...``: analysis.record_cli."""
-    from autonorm.analysis.record_cli import main as record_main
-
-    return record_main(argv)
-
-
 #: names defined in analysis.study_folders and read here too (``records.load_study``)
 _FROM_STUDY_FOLDERS = ("load_study", "parts_of", "read_parts", "load_studies", "RECORD_SUFFIXES")
 

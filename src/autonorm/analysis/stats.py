@@ -98,7 +98,16 @@ def metric_range(metric: str) -> tuple[float, float]:
 
 #: speed of convergence, from the learning curve (:func:`epochs_to_fraction`); tested in the
 #: ablations whose claim is about convergence, its own Holm family
-CONVERGENCE_METRICS = ("epochs_to_99pct",)
+CONVERGENCE_METRICS = ("epochs_to_99pct", "val_curve_mean")
+
+
+def curve_mean(curve: Sequence[tuple[int, float]], higher: bool) -> float:
+    """The mean of a validation curve over its epochs (the area under it per epoch): a run that gets
+    there sooner has the larger mean, so it resolves "converges slower" where whole epochs to a share of
+    the final value tie (docs/method.md section 7). Defined for a higher-is-better validation metric
+    (accuracy); NaN for a lower-is-better one or an empty curve."""
+    vals = [float(v) for _, v in sorted(curve) if v is not None and np.isfinite(float(v))]
+    return float(np.mean(vals)) if vals and higher else math.nan
 
 
 def epochs_to_fraction(curve: Sequence[tuple[int, float]], higher: bool,
@@ -377,8 +386,8 @@ def holm_by_hand(pvalues: Sequence[float]) -> np.ndarray:
 
 __all__ = [
     "LOWER_IS_BETTER", "PRIMARY_METRICS", "SECONDARY_METRICS", "ROBUSTNESS_METRICS",
-    "COST_METRICS", "DERIVED_METRICS", "CONVERGENCE_METRICS", "epochs_to_fraction", "MIN_N_WILCOXON", "higher_is_better",
-    "metric_family", "t_ci",
+    "COST_METRICS", "DERIVED_METRICS", "CONVERGENCE_METRICS", "epochs_to_fraction", "curve_mean", "MIN_N_WILCOXON",
+    "higher_is_better", "metric_family", "t_ci",
     "describe", "paired_test", "holm", "holm_levels", "holm_by_hand", "min_detectable_difference",
     "power_of_paired_test", "MIN_N_POWER", "metric_range", "PERCENT_METRICS", "tost", "one_sided_p",
 ]

@@ -76,10 +76,10 @@ def main(argv: Iterable[str] | None = None) -> int:
 
 def _main(argv: Iterable[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    if "--record" in argv:  # a results folder as a study record (analysis.records)
-        from autonorm.analysis import records
+    if "--record" in argv:  # a results folder as a study record (analysis.record_cli)
+        from autonorm.analysis import record_cli
 
-        return records.main(argv)
+        return record_cli.main(argv)
     if "--findings" in argv:  # the findings page over several studies (report.findings)
         from autonorm.report.findings import page
 

@@ -167,6 +167,23 @@ QUOTES = {
                 "vision tasks", "§3.6.2"),
     "gate3": ("Preliminary experiments with a 3-way gating mixture (LN, RMSNorm, and DyT) on PTB yielded "
               "comparable gains", "§4.7"),
+    "fig3_caption": ("Vision tasks (MNIST, CIFAR) rapidly collapse to standard LN", "Fig. 3 caption"),
+    "smallest_gain": ("the principle predicts that AutoNorm-S yields the smallest gain precisely where it should, "
+                      "on low-variance stationary distributions", "§4.1"),
+    "svhn_stationary": ("making it another stationary domain where simpler normalization suffices", "§4.1"),
+    "cifar_nonstationary": ("where richer visual diversity creates the non-stationarity that activates AutoNorm's "
+                            "gating mechanism", "§4.1"),
+    "not_tuned": ("This single dataset-class-level hyperparameter - not tuned per dataset - applies uniformly to "
+                  "MNIST, CIFAR-10, Fashion-MNIST, SVHN, and CIFAR-100", "§3.4"),
+    "freeze_validates": ("validates this choice empirically", "§3.4"),
+    "grad_variance": ("High gradient variance in the early stages of differentiable gating prevents the selector "
+                      "from specializing before the backbone features have matured", "§1"),
+    "long_range": ("better preserving long-range dependencies critical for accurate sequence-level prediction",
+                   "§4.3"),
+    "dyt_saturation": ("DyT's non-linear saturation captures layer-specific activation statistics that LN cannot",
+                       "§4.7"),
+    "tau_soft": ("yield uniform soft-blending", "§4.4"),
+    "tau_hard": ("collapse to hard discrete selection", "§4.4"),
 }
 
 

@@ -7,7 +7,7 @@ GPU_CMD = "snakemake all --cores 16 --resources gpu=1 --config 'datasets=[{d}]' 
 LAPTOP_DATASETS = ("mnist", "fashion_mnist", "ptb_pos", "sst2", "energy_efficiency", "california_housing")
 LAPTOP_CMD = "snakemake all --cores 2 --configfile workflow/presets/laptop.yaml"
 #: the datasets a 2-core CPU trains in the paper's regime, with their presets
-REGIME_PRESETS = {"mnist": "mnist_regime", "fashion_mnist": "fmnist_regime"}
+REGIME_PRESETS = {"mnist": "mnist_patch4", "fashion_mnist": "fmnist_regime", "california_housing": "california_depth"}
 REGIME_CMD = "snakemake all --cores 2 --configfile workflow/presets/{preset}.yaml"
 ABLATION_CMD = ("snakemake all --cores 2 --configfile workflow/presets/laptop.yaml --config "
                 "'ablations={{\"datasets\": [{d}], \"variants\": [{v}]}}'")

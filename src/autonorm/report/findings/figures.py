@@ -167,14 +167,17 @@ def entropy_over_epochs(studies, reference, out_dir: Path, plt) -> str | None:
     _legend_below(fig, axes, 0.5 / (3.3 * nrows + 0.5))
     _save(fig, out_dir, "entropy_over_epochs.png")
     return ("The gates' mean entropy on the validation split per epoch (seed mean, band: seed range): AutoNorm-S "
-            "(solid) and unfrozen AutoNorm (dashed), one line where no seed froze (the same training); red dashed: "
+            "(solid) and unfrozen AutoNorm (dashed), one line where the two are one training (equal curves: no seed "
+            "froze and unfrozen AutoNorm was not trained apart); two lines where unfrozen AutoNorm was trained as runs "
+            "of its own, even where no seed froze (mnist_regime: the same config on other machines); red dashed: "
             "eps_H = 0.1 (the paper's freeze threshold); black dotted: the study's T_freeze, after which a frozen "
             "AutoNorm-S stays flat; green dash-dot: the paper's epoch 5 (MNIST, Fashion-MNIST, where a run reaches it). "
             "Panels in the paper's regime come first; each says whether its study is in it.")
 
 
 def forest_rows(studies, reference) -> list[tuple]:
-    """(label, Δ, lo, hi, margin, paper Δ, metric) of every in-regime comparison the ledger judges with a margin."""
+    """(label, Δ, lo90, hi90, lo95, hi95, margin, paper Δ, metric) of every in-regime comparison the ledger judges
+    with a margin."""
     out = []
     for st in studies:
         comp = st.ctx.comparisons
@@ -196,19 +199,20 @@ def forest_rows(studies, reference) -> list[tuple]:
                     pd_ = pa - rules.paper_value(reference, d, r.method_b, metric)
                     # the paper states a lead (the red x) and, for these, an equivalence beside it (the band)
                     stated = " (stated lead and equivalence)" if STATED.get((d, r.method_b), ((), False))[1] else ""
-                    if rules.baseline_band(st.ctx.summary, reference, d, metric, r.method_b)[0] is False \
-                            and r.method_b != "frozen_ln":
-                        stated += " (baseline outside its band)"
+                    outside = [a for a in (r.method_a, r.method_b) if a != "frozen_ln"
+                               and rules.arm_band(st.ctx.summary, reference, d, metric, a)[0] is False]
+                    if outside:
+                        stated += f" ({', '.join(outside)} outside its band)"
                     out.append((f"{st.name}, {pretty(d)}: {r.method_a} − {r.method_b}{stated}, n={p.n}", p.diff,
-                                *p.ci(), m, pd_, metric))
+                                *p.ci(0.90), *p.ci(), m, pd_, metric))
         lr = st.ctx.learned_vs_random
         for r in (lr.itertuples(index=False) if not lr.empty else []):
             ok, _ = rules.study_regime(st, reference, r.dataset)
             p = Paired.of(r._asdict())
             if ok is True and r.metric == "accuracy" and p.testable:
                 m = rules.margin("accuracy", rules.paper_value(reference, r.dataset, "frozen_ln", "accuracy"))
-                out.append((f"{st.name}, {pretty(r.dataset)}: {r.method_a} − random, n={p.n}", p.diff, *p.ci(), m,
-                            math.nan, "accuracy"))
+                out.append((f"{st.name}, {pretty(r.dataset)}: {r.method_a} − random, n={p.n}", p.diff, *p.ci(0.90),
+                            *p.ci(), m, math.nan, "accuracy"))
     return out
 
 
@@ -223,10 +227,13 @@ def forest(studies, reference, out_dir: Path, plt) -> str | None:
     for ax, mt in zip(axes[:, 0], metrics):
         sub = [r for r in rows if r[-1] == mt]
         y = np.arange(len(sub))[::-1]
-        for yi, (label, diff, lo, hi, m, pdiff, _) in zip(y, sub):
+        for yi, (label, diff, lo, hi, lo95, hi95, m, pdiff, _) in zip(y, sub):
             if math.isfinite(m):
                 ax.fill_betweenx([yi - 0.4, yi + 0.4], -m, m, color="tab:green", alpha=0.15, lw=0)
-            ax.errorbar(diff, yi, xerr=[[diff - lo], [hi - diff]], fmt="o", color="tab:blue", capsize=3, ms=4)
+            ax.errorbar(diff, yi, xerr=[[diff - lo95], [hi95 - diff]], fmt="none", ecolor="tab:blue", elinewidth=0.8,
+                        capsize=2, alpha=0.6)
+            ax.errorbar(diff, yi, xerr=[[diff - lo], [hi - diff]], fmt="o", color="tab:blue", elinewidth=2.6,
+                        capsize=0, ms=4)
             if math.isfinite(pdiff):
                 ax.plot(pdiff, yi, "x", color="tab:red", ms=7, mew=2)
         ax.axvline(0, color="grey", lw=0.8)
@@ -234,16 +241,18 @@ def forest(studies, reference, out_dir: Path, plt) -> str | None:
         ax.tick_params(axis="x", labelsize=SMALL)
         ax.set_xlabel(f"paired difference, {mt} ({'points' if mt == 'accuracy' else 'RMSE'}; first minus second)",
                       fontsize=SMALL + 1)
-    axes[0, 0].set_title("Every accuracy comparison in the paper's regime: ours (dot, 95% CI),\nthe paper's (red x), the "
-                         "margin (green band)", fontsize=SMALL + 1)
+    axes[0, 0].set_title("Every accuracy comparison in the paper's regime: ours (dot; thick: 90% CI, thin: 95% CI),\n"
+                         "the paper's (red x), the margin (green band)", fontsize=SMALL + 1)
     fig.tight_layout()
     _save(fig, out_dir, "forest_in_regime.png")
     return ("Every paired comparison of the primary metric (accuracy; RMSE) the ledger judges in the paper's regime "
-            "(its precision, recall, F1 and rotated-accuracy rows are in the ledger only): our difference with its 95% CI "
-            "(blue), the paper's difference where its tables give one (red x), and the margin (green band: 0.4% of "
-            "the paper's FrozenLN value; docs/method.md section 11). A dot outside the band with its CI is a "
-            "difference beyond the margin; a CI inside it an equivalence. A baseline outside its band (ours more "
-            "than 2 points below the paper's number for it) is drawn but decides nothing.")
+            "(its precision, recall, F1 and rotated-accuracy rows are in the ledger only): our difference (blue dot) "
+            "with its 90% CI (thick: the interval every verdict uses, its ends the one-sided 95% bounds) and its 95% CI "
+            "(thin), the paper's difference where its tables give one (red x), and the margin (green band: 0.4% of "
+            "the paper's FrozenLN value; docs/method.md section 11). A thick bar inside the band is an equivalence, "
+            "one wholly outside it a difference beyond the margin; a red x beyond the thick bar's end on its side is "
+            "a stated difference the data exclude. An arm outside its band (ours more than 2 points below the "
+            "paper's number for it) decides nothing where it is the worse arm.")
 
 
 def method_comparison(studies, reference, out_dir: Path, plt) -> str | None:

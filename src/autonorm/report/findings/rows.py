@@ -2,18 +2,16 @@
 
 A claim of the paper may be tested in several studies: each study gets a row, and the tally
 counts the claim once, by the row of its best evidence (:func:`counted_rows`): a study in the
-paper's regime before one out of it, more seeds before fewer, then the study order. The other
-rows of the claim are supporting rows. Checks of our own choices are observations, counted apart.
-Where a claim was judged in the paper's regime under both placements of the selectors and the
-verdicts differ, one more row says so (:func:`placement_rows`), and it is the one counted: which
-placement is the paper's is a reading of its words, not a fact.
+paper's regime before one out of it, the paper's placement of the selectors (one per block, or a
+model without selectors) before our alternative reading (one per sub-layer), more seeds before
+fewer, then the study order. The other rows of the claim are supporting rows. Checks of our own
+choices are observations, counted apart.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
 from autonorm.report.findings.rules import CATEGORIES, category
-from autonorm.report.paper import quote
 
 
 @dataclass(frozen=True)
@@ -30,6 +28,7 @@ class Row:
     observation: bool = False  # a check of our own choices, not a claim of the paper
     supporting: bool = False   # another study's row of a claim counted elsewhere
     placement: str = ""        # the gated model's selector placement (methods.PLACEMENTS); "" where none
+    counts: bool = True        # False: evidence that may only support (training wall times on shared cores)
 
     @property
     def claim_key(self) -> str:
@@ -46,10 +45,11 @@ class Row:
 
 def counted_rows(rows: list[Row]) -> list[Row]:
     """``rows`` with every claim's rows but one marked supporting: the one kept is in the paper's
-    regime where any is, then has the most seeds, then comes first."""
+    regime where any is, then at the paper's placement, then has the most seeds, then comes first;
+    a row that may only support (``counts`` False) is never kept."""
     best: dict[str, int] = {}
     for i, r in enumerate(rows):
-        if r.observation:
+        if r.observation or not r.counts:
             continue
         j = best.get(r.claim_key)
         if j is None or _rank(r) > _rank(rows[j]):
@@ -58,39 +58,22 @@ def counted_rows(rows: list[Row]) -> list[Row]:
     return [r if r.observation or i in keep else replace(r, supporting=True) for i, r in enumerate(rows)]
 
 
+#: the paper's placement of the selectors: "a lightweight two-layer MLP per block" (§3.5) that "processes the
+#: block input" (Fig. 1); one selector per sub-layer is our alternative reading of Fig. 2's "replaces the
+#: static LN in each residual sub-layer", whose rows support and are never preferred
+PAPER_PLACEMENT = "per_block"
+#: ours: the other reading
+ALTERNATIVE_PLACEMENT = "per_sublayer"
+
+
 def _rank(r: Row) -> tuple:
-    return (r.in_regime is True, r.placement == BOTH, r.n)
-
-
-#: the placement of a row that judges a claim under both placements
-BOTH = "both"
+    return (r.in_regime is True, r.placement != ALTERNATIVE_PLACEMENT, r.n)
 
 
 def placement_words(placement: str) -> str:
-    """'per_block' -> 'per block', 'per_sublayer' -> 'per sub-layer'."""
-    return placement.replace("per_", "per ").replace("sublayer", "sub-layer")
-
-
-def placement_rows(rows: list[Row]) -> list[Row]:
-    """One row per claim judged in the paper's regime with one selector per block and with one per
-    sub-layer whose verdicts differ: the claim depends on the placement, which the paper's own words
-    leave open (a per-block MLP that reads the block input; a selector replacing each sub-layer's LN).
-    Several studies of one placement: the one with the most seeds speaks for it."""
-    out = []
-    for key in dict.fromkeys(r.claim_key for r in rows if not r.observation):
-        by: dict[str, Row] = {}
-        for r in rows:
-            if r.claim_key == key and r.in_regime is True and r.placement in ("per_block", "per_sublayer") \
-                    and (r.placement not in by or r.n > by[r.placement].n):
-                by[r.placement] = r
-        if len(by) == 2 and by["per_block"].word != by["per_sublayer"].word:
-            pb, ps = by["per_block"], by["per_sublayer"]
-            out.append(Row(pb.claim, pb.section, "both placements, in the paper's regime", "see the two rows above",
-                           pb.paper, f"depends on our choice (placement: {quote('per_block')}, read with "
-                           f"{quote('block_input')}, against {quote('per_sublayer')}): {pb.word} with one selector "
-                           f"per block (n={pb.n}), {ps.word} with one per sub-layer (n={ps.n})", key=key,
-                           in_regime=True, n=max(pb.n, ps.n), placement=BOTH))
-    return out
+    """'per_block' -> 'per block', 'per_sublayer' -> 'per sub-layer (our alternative reading)'."""
+    words = placement.replace("per_", "per ").replace("sublayer", "sub-layer")
+    return words + (" (our alternative reading)" if placement == ALTERNATIVE_PLACEMENT else "")
 
 
 def tally(rows: list[Row]) -> str:

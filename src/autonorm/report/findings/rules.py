@@ -1,22 +1,26 @@
 """The ledger's verdict rules (docs/method.md section 11), each a small function on a study's
 tables, so that every row of the page and its tests apply one rule:
 
-* **regime**: a study's runs on a dataset may reproduce or contradict a claim only when its
-  LayerNorm reference (frozen_ln) reached the paper's: within 2 points of the paper's FrozenLN
-  accuracy (10% for an RMSE), and above the dataset's trivial baseline by at least half the
-  paper's own margin over it. Layer-wise gate claims also need the paper's depth. Out of regime a
-  row reads "inconclusive: out of the paper's regime", whichever way the runs point.
+* **regime**: a study's runs on a dataset may reproduce or contradict a claim only when they train
+  the setup the paper states (its backbone's depth and width, and on vision its 4 x 4 patch) and
+  their LayerNorm reference (frozen_ln) reached the paper's: within 2 points of the paper's FrozenLN
+  accuracy (10% for an RMSE), and above the dataset's trivial baseline by at least half the paper's
+  own margin over it. Out of regime a row reads "inconclusive: out of the paper's regime", with the
+  element that differs and what the runs say.
+* **both arms by one band**: an arm of a comparison (AutoNorm-S or a baseline) outside the band
+  frozen_ln must meet of the paper's number for it decides nothing where it is the worse arm: its
+  shortfall, not the method, may be the difference.
 * **the claim as stated, every part of it**: a stated lead ("leads by", "outperforms", a bolded
-  best) is a signed difference, tested by the paired t-test with Holm's correction; "within the
-  95% CI", "competitive", "comparable" or "not statistically significant" is an equivalence,
-  tested by two one-sided t-tests (TOST) with the margin. "Reproduced" needs every part to hold;
-  a significant difference against a stated lead, or a difference beyond the margin against a
-  stated equivalence, is "contradicted", whatever the other part says.
-* **one margin, both ways**: the smallest difference the paper itself calls an improvement
-  (:data:`MARGIN_SHARE`). It decides equivalence where that helps the paper, and it decides a
-  directional claim of a meaningful difference where the data exclude one of that size (learned
-  gates against random ones). A verdict that changes between half and twice the margin reads
-  "depends on our choice (margin)", and every row prints the margins over which it holds.
+  best) is a signed difference, tested by the paired t-test with Holm's correction over the claim's
+  family; the paper's stated number is a part of it: where the one-sided 95% bound excludes it, that
+  part is contradicted. "Within the 95% CI", "competitive", "comparable" or "not statistically
+  significant" is an equivalence, decided by the 90% interval against the margin, both ways (TOST).
+  "Reproduced" needs every part to hold; one contradicted part contradicts the claim.
+* **one margin**: the smallest difference the paper itself calls an improvement
+  (:data:`MARGIN_SHARE`). It is the equivalence margin, and the threshold of a meaningful difference
+  the paper states without a number ("outperform"). A verdict whose equivalence part changes
+  between half and twice the margin reads "depends on our choice (margin)"; the band never moves the
+  threshold a stated number is held against. Every row prints the exact margins over which it holds.
 """
 from __future__ import annotations
 
@@ -39,6 +43,8 @@ REGIME_MARGIN_SHARE = 0.5
 PAPER_DEPTH = {"vision": 8, "nlp": 12, "tabular": 12}
 #: the paper's backbone width (every family)
 PAPER_WIDTH = 128
+#: the patch size the paper states for its vision backbone (§3.6: "a patch size of $4 \times 4$")
+PAPER_PATCH = 4
 
 #: The margin: the smallest difference the paper calls an improvement is 0.4 points of accuracy
 #: (section 3.6: distillation "contributed a marginal 0.4%--0.8% improvement"), and everything it
@@ -148,23 +154,11 @@ def _within_band(ours: float, paper: float, higher: bool, who: str) -> tuple[boo
     return close, f"{who} {fmt(ours)} vs the paper's {fmt(paper)} ({band}: {'yes' if close else 'no'})"
 
 
-def reference_method_band(summary: pd.DataFrame, reference: pd.DataFrame, d: str, metric: str,
-                          method: str = "autonorm_s") -> str:
-    """Where our ``method`` (AutoNorm-S) is outside the band that frozen_ln must meet for the
-    regime, the sentence that says so (empty where it is inside, or unknown)."""
-    if metric not in ("accuracy", "rmse"):
-        return ""
-    ours, paper = summary_mean(summary, d, method, metric), paper_value(reference, d, method, metric)
-    if not (math.isfinite(ours) and math.isfinite(paper)):
-        return ""
-    close, gap = _within_band(ours, paper, stats.higher_is_better(metric), f"our {method}")
-    return "" if close else f"{gap}: outside the band frozen_ln meets"
-
-
-def baseline_band(summary: pd.DataFrame, reference: pd.DataFrame, d: str, metric: str,
-                  method: str) -> tuple[bool | None, str]:
-    """Whether our run of a baseline (AdaNorm, the Teacher MLP, ...) is within the band frozen_ln must
-    meet of the paper's number for it, and the sentence that says so; (None, "") where unknown."""
+def arm_band(summary: pd.DataFrame, reference: pd.DataFrame, d: str, metric: str,
+             method: str) -> tuple[bool | None, str]:
+    """Whether our run of ``method`` (AutoNorm-S, or a baseline: AdaNorm, the Teacher MLP, ...) is
+    within the band frozen_ln must meet of the paper's number for it, and the sentence that says so;
+    (None, "") where unknown (no paper number, no run, a metric the regime does not use)."""
     if metric not in ("accuracy", "rmse"):
         return None, ""
     ours, paper = summary_mean(summary, d, method, metric), paper_value(reference, d, method, metric)
@@ -173,26 +167,51 @@ def baseline_band(summary: pd.DataFrame, reference: pd.DataFrame, d: str, metric
     return _within_band(ours, paper, stats.higher_is_better(metric), f"our {method}")
 
 
-def weakened_baseline(verdict: str, within: bool | None, gap: str) -> str:
-    """A comparison with a baseline that is far below the paper's own number for it (outside the band
-    frozen_ln must meet) says how our recipe treats that baseline, not what the paper compared: a
-    verdict either way becomes inconclusive, with what the runs say."""
-    if within is not False or category(verdict) not in ("reproduced", "contradicted", "depends on our choice"):
-        return verdict
-    return (f"inconclusive: the baseline is outside the band frozen_ln meets ({gap}), so a difference from it "
-            f"is not the paper's; the runs say: {verdict}")
+def both_arms(verdict: str, bands: dict[str, tuple[bool | None, str]], worse: str | None) -> tuple[str, str]:
+    """The band rule for both arms of a comparison alike: (the verdict, a note naming every arm outside
+    its band). An arm outside the band frozen_ln must meet decides nothing where it is the worse arm
+    (``worse``: the arm with the worse mean here): its shortfall, not the method, may be the difference,
+    so a decided verdict becomes inconclusive with what the runs say. Where the arm outside its band is
+    the better one, its shortfall cannot explain the difference, and the verdict stands."""
+    outside = {m: gap for m, (ok, gap) in bands.items() if ok is False}
+    if not outside:
+        return verdict, ""
+    note = "; ".join(f"{gap}: outside the band frozen_ln meets" for gap in outside.values())
+    if worse in outside and category(verdict) in ("reproduced", "contradicted", "depends on our choice"):
+        return (f"inconclusive: {worse} is outside the band frozen_ln meets and is the worse arm here "
+                f"({outside[worse]}), so its shortfall may be the difference; the runs say: {verdict}"), note
+    return verdict, note
+
+
+def worse_arm(a: str, b: str, mean_a: float, mean_b: float, higher_is_better: bool) -> str | None:
+    """The arm with the worse mean (None where equal or unknown)."""
+    if not (math.isfinite(mean_a) and math.isfinite(mean_b)) or mean_a == mean_b:
+        return None
+    return b if (mean_a > mean_b) == higher_is_better else a
+
+
+def departures(model: dict, family: str | None) -> list[str]:
+    """The elements of the setup the paper states in which a run's model differs from it: the
+    backbone's depth and width, and on vision the patch size."""
+    out = []
+    depth, dim = model.get("depth"), int(model.get("dim") or 0)
+    if not (depth_ok(depth, family) and (dim == PAPER_WIDTH or family is None)):
+        out.append(f"{depth} x {dim}, not the paper's {PAPER_DEPTH.get(family)} x {PAPER_WIDTH} backbone")
+    patch = model.get("patch_size")
+    if family == "vision" and patch and int(patch) != PAPER_PATCH:
+        out.append(f"patch {int(patch)} x {int(patch)}, not the paper's {PAPER_PATCH} x {PAPER_PATCH}")
+    return out
 
 
 def study_regime(st, reference: pd.DataFrame, d: str, method: str = "autonorm_s") -> tuple[bool | None, str]:
     """The regime of a study (report.findings.studies.Study) on dataset ``d``: :func:`regime` of its
-    frozen_ln, and the paper's backbone for the family (its depth, width 128): the paper's claims
-    are about its models, and a smaller model near the paper's accuracy is not one of them."""
+    frozen_ln, and the setup the paper states (:func:`departures`): the paper's claims are about its
+    models, and a model that differs from them near the paper's accuracy is not one of them."""
     ok, why = regime(st.ctx.summary, reference, d)
     model = (st.run_config(d, method) or st.run_config(d, "frozen_ln")).get("model") or {}
-    fam = st.ctx.ds_family.get(d)
-    depth, dim = model.get("depth"), int(model.get("dim") or 0)
-    if model and not (depth_ok(depth, fam) and (dim == PAPER_WIDTH or fam is None)):
-        return False, (f"{depth} x {dim}, not the paper's {PAPER_DEPTH.get(fam)} x {PAPER_WIDTH} backbone; " + why)
+    differs = departures(model, st.ctx.ds_family.get(d)) if model else []
+    if differs:
+        return False, "; ".join(differs) + "; " + why
     return ok, why
 
 
@@ -225,21 +244,26 @@ def margin(metric: str, paper_frozen_ln: float) -> float:
 # --------------------------------------------------------------------------- a paired difference
 @dataclass(frozen=True)
 class Paired:
-    """A paired difference (reference minus other, the metric's own units) over n seeds."""
+    """A paired difference (reference minus other, the metric's own units) over n seeds; ``family``
+    the number of tests its Holm correction ran over (1: a raw p; 0: unknown)."""
     n: int
     diff: float
     sd: float
     p_holm: float = math.nan
     mdd_holm: float = math.nan
+    family: int = 0
 
     @classmethod
     def of(cls, c) -> "Paired":
-        """From a comparisons row (or a dict with n, mean_diff, sd_diff, p_holm / p, mdd80_holm / mdd80)."""
+        """From a comparisons row (or a dict with n, mean_diff, sd_diff, p_holm / p, mdd80_holm /
+        mdd80, holm_m)."""
         get = c.get if hasattr(c, "get") else (lambda k, d=None: getattr(c, k, d))
         p = fnum(get("p_holm"))
         mdd = fnum(get("mdd80_holm"))
+        fam = fnum(get("holm_m"))
         return cls(int(fnum(get("n")) or 0), fnum(get("mean_diff")), fnum(get("sd_diff")),
-                   p if math.isfinite(p) else fnum(get("p")), mdd if math.isfinite(mdd) else fnum(get("mdd80")))
+                   p if math.isfinite(p) else fnum(get("p")), mdd if math.isfinite(mdd) else fnum(get("mdd80")),
+                   int(fam) if math.isfinite(fam) else 0)
 
     @property
     def testable(self) -> bool:
@@ -247,6 +271,14 @@ class Paired:
 
     def ci(self, level: float = 0.95) -> tuple[float, float]:
         return stats.t_ci(self.diff, self.sd, self.n, level)
+
+    def p_text(self) -> str:
+        """'p = 0.029 (one test)', 'p (Holm, 2 tests) = 0.058', 'no test'."""
+        if not math.isfinite(self.p_holm):
+            return "no test"
+        if self.family == 1:
+            return f"p = {self.p_holm:.2g} (one test)"
+        return f"p (Holm, {self.family} tests) = {self.p_holm:.2g}" if self.family > 1 else f"p (Holm) = {self.p_holm:.2g}"
 
     def text(self) -> str:
         if not self.testable:
@@ -259,12 +291,13 @@ class Paired:
 class Claim:
     """What a row tests: ``direction`` the paper's sign of reference minus other (+1 / -1; 0: no
     stated direction), ``equivalence`` whether it also says "within the CI", "competitive",
-    "comparable" or "not significant", ``size`` the stated difference's size (math.inf for a
-    meaningful one of no stated size, "outperform"): where it is at least the margin, the paper
-    calls it an improvement, and excluding a difference of the margin in its direction contradicts it.
-    ``sides`` names the reference and the other arm, ``parts`` the two parts, for the wording;
-    ``higher_is_better`` whether a larger value is the better one (False for an RMSE, a perplexity,
-    an epoch count) and ``better`` the word for the better side ("faster" for an epoch count)."""
+    "comparable" or "not significant", ``size`` the stated difference's size: a number the paper
+    states (the table's difference, "leads by 0.36"), held against the one-sided 95% bound as it is;
+    math.inf for a meaningful difference of no stated size ("outperform"), held against the margin;
+    0 for a direction alone. ``sides`` names the reference and the other arm, ``parts`` the two parts,
+    for the wording; ``higher_is_better`` whether a larger value is the better one (False for an
+    RMSE, a perplexity, an epoch count) and ``better`` the word for the better side ("faster" for an
+    epoch count)."""
     direction: int = 0
     equivalence: bool = False
     size: float = 0.0
@@ -272,6 +305,14 @@ class Claim:
     parts: tuple[str, str] = ("the lead", "the equivalence")
     higher_is_better: bool = True
     better: str = "better"
+
+
+def threshold(claim: Claim, m: float) -> float:
+    """The size the paper's direction is held against: its stated number, the margin (math.inf: a
+    meaningful difference of no stated size) where the margin is defined, else none (NaN)."""
+    if math.isinf(claim.size):
+        return m if math.isfinite(m) else math.nan
+    return claim.size if claim.size > 0 else math.nan
 
 
 def exclusion(p: Paired, claim: Claim) -> str:
@@ -292,43 +333,62 @@ def exclusion(p: Paired, claim: Claim) -> str:
     return f"{favoured} {word} by more than {abs(bound):.2g} is excluded (one-sided 95%)"
 
 
-def _direction_part(p: Paired, claim: Claim, m: float) -> tuple[str, str]:
+def _direction_part(p: Paired, claim: Claim, limit: float) -> tuple[str, str]:
+    """The stated direction and its size: reversed (significant, the other sign) or the stated size
+    excluded (the one-sided 95% bound in the paper's direction below ``limit``): contradicted; the
+    paper's sign at Holm p < 0.05 with the stated size not excluded: holds."""
     s, name = claim.direction, claim.parts[0]
     sig = math.isfinite(p.p_holm) and p.p_holm < 0.05
-    p_s = f"p (Holm) = {p.p_holm:.2g}" if math.isfinite(p.p_holm) else "no test"
-    if sig and np.sign(p.diff) == s:
-        return "holds", f"{name} holds (the paper's sign, {p_s})"
-    if sig:
+    p_s = p.p_text()
+    if sig and np.sign(p.diff) != s:
         return "contradicted", f"{name} is reversed (the opposite sign, {p_s})"
     lo, hi = p.ci(0.90)
     bound = hi if s > 0 else lo
-    # a lead stated beside an equivalence ("within the CI", "competitive") is one the paper itself
-    # calls no meaningful difference: only a difference it calls an improvement can be excluded
-    if not claim.equivalence and math.isfinite(m) and claim.size >= m and math.isfinite(bound) and s * bound < m:
-        return "contradicted", f"{name} of ±{m:.3g} or more is excluded (not significant either way, {p_s})"
+    if math.isfinite(limit) and math.isfinite(bound) and s * bound < limit:
+        stated = (f"of the margin (±{limit:.3g}) or more" if math.isinf(claim.size)
+                  else f"of the paper's {s * limit:+.3g}")
+        why = f"the paper's sign, {p_s}" if sig else f"not significant either way, {p_s}"
+        return "contradicted", f"{name} {stated} is excluded (one-sided 95% bound {bound:+.3g}; {why})"
+    if sig:
+        return "holds", f"{name} holds (the paper's sign, {p_s})"
     mdd = f"; detectable Δ {p.mdd_holm:.3g}" if math.isfinite(p.mdd_holm) else ""
     return "not shown", f"{name} is not shown ({p_s}{mdd})"
 
 
+def equivalence_edges(p: Paired) -> tuple[float, float]:
+    """(e_out, e_in) of the 90% interval [lo, hi]: a margin below e_out has the whole interval outside
+    ±margin (a difference beyond it, at one-sided 95%); a margin above e_in has it inside (TOST at 5%);
+    in between neither is shown. e_out is 0 where the interval holds 0."""
+    lo, hi = p.ci(0.90)
+    e_in = max(abs(lo), abs(hi))
+    e_out = min(abs(lo), abs(hi)) if lo * hi > 0 else 0.0
+    return e_out, e_in
+
+
 def _equivalence_part(p: Paired, claim: Claim, m: float) -> tuple[str, str]:
+    """A stated equivalence at margin ``m``, one interval both ways: the 90% interval inside ±m
+    holds (TOST p < 0.05), wholly outside ±m contradicted, else not shown."""
     name = claim.parts[1]
     if not math.isfinite(m):
         return "not shown", f"{name}: no margin for this metric"
     t = stats.tost(p.n, p.diff, p.sd, m)
-    lo, hi = p.ci()
-    tost_s = f"TOST p = {t['p']:.2g}, 90% CI [{t['ci90'][0]:+.3g}, {t['ci90'][1]:+.3g}]"
-    if math.isfinite(t["p"]) and t["p"] < 0.05:
+    lo, hi = t["ci90"]
+    tost_s = f"TOST p = {t['p']:.2g}, 90% CI [{lo:+.3g}, {hi:+.3g}]"
+    if -m < lo and hi < m:
         return "holds", f"{name} holds within ±{m:.3g} ({tost_s})"
-    if math.isfinite(lo) and (lo > m or hi < -m):
-        return "contradicted", f"{name} fails: a difference beyond ±{m:.3g} (the 95% CI lies outside it; {tost_s})"
+    if lo > m or hi < -m:
+        return "contradicted", f"{name} fails: a difference beyond ±{m:.3g} (the 90% CI lies outside it; {tost_s})"
     return "not shown", f"{name} is not shown within ±{m:.3g} ({tost_s})"
 
 
-def judge_at(p: Paired, claim: Claim, m: float) -> tuple[str, str, list[str]]:
-    """(verdict word, the deciding part's name, one sentence per part) of ``claim`` at margin ``m``."""
+def judge_at(p: Paired, claim: Claim, m: float, limit: float | None = None) -> tuple[str, str, list[str]]:
+    """(verdict word, the deciding part's name, one sentence per part) of ``claim`` with equivalence
+    margin ``m``; ``limit`` is what the stated direction is held against (default: :func:`threshold`
+    at ``m``)."""
+    limit = threshold(claim, m) if limit is None else limit
     parts = []
     if claim.direction:
-        parts.append((claim.parts[0],) + _direction_part(p, claim, m))
+        parts.append((claim.parts[0],) + _direction_part(p, claim, limit))
     if claim.equivalence:
         parts.append((claim.parts[1],) + _equivalence_part(p, claim, m))
     states = [s for _, s, _ in parts]
@@ -340,29 +400,58 @@ def judge_at(p: Paired, claim: Claim, m: float) -> tuple[str, str, list[str]]:
 
 
 def margin_range(p: Paired, claim: Claim, m: float) -> tuple[float, float]:
-    """The margins around ``m`` (from m/20 to 20 m) over which the verdict at ``m`` stays the same."""
+    """The exact equivalence margins around ``m`` over which the verdict at ``m`` stays the same (the
+    stated direction's threshold held fixed): the verdict changes only where the equivalence part
+    does, at the edges of the 90% interval (:func:`equivalence_edges`)."""
     if not math.isfinite(m):
         return math.nan, math.nan
-    grid = m * np.geomspace(1 / 20, 20, 241)
-    here = judge_at(p, claim, m)[0]
-    same = np.array([judge_at(p, claim, x)[0] == here for x in grid])
-    i = int(np.argmin(np.abs(grid - m)))
+    if not claim.equivalence:
+        return 0.0, math.inf
+    limit = threshold(claim, m)
+    e_out, e_in = equivalence_edges(p)
+    # the three stretches of margin on which the equivalence part is constant, with the verdict on each
+    bounds = [0.0, e_out, e_in, math.inf]
+    words = [judge_at(p, claim, x, limit)[0] for x in (e_out / 2, (e_out + e_in) / 2, 2 * e_in + 1)]
+    i = 0 if m < e_out else (1 if m <= e_in else 2)
     lo_i, hi_i = i, i
-    while lo_i > 0 and same[lo_i - 1]:
+    while lo_i > 0 and words[lo_i - 1] == words[i]:
         lo_i -= 1
-    while hi_i < len(grid) - 1 and same[hi_i + 1]:
+    while hi_i < 2 and words[hi_i + 1] == words[i]:
         hi_i += 1
-    return (0.0 if lo_i == 0 else float(grid[lo_i]), math.inf if hi_i == len(grid) - 1 else float(grid[hi_i]))
+    return bounds[lo_i], bounds[hi_i + 1]
 
 
-def _range_text(lo: float, hi: float) -> str:
+def margin_text(x: float, m: float) -> str:
+    """``x`` (a multiple of the margin ``m``) to the precision ``m`` is printed with (3 significant
+    digits): 0.395 -> ±0.198 and ±0.791, 0.00196 -> ±0.00098 and ±0.00392."""
+    decimals = max(0, 2 - int(math.floor(math.log10(abs(m))))) if m else 3
+    return f"±{x:.{decimals}f}"
+
+
+def _range_text(lo: float, hi: float, m: float) -> str:
     if lo == 0 and math.isinf(hi):
         return "at every margin"
     if lo == 0:
-        return f"at margins up to ±{hi:.3g}"
+        return f"at margins below {margin_text(hi, m)}"
     if math.isinf(hi):
-        return f"at margins of ±{lo:.3g} or more"
-    return f"at margins from ±{lo:.3g} to ±{hi:.3g}"
+        return f"at margins above {margin_text(lo, m)}"
+    return f"at margins from {margin_text(lo, m)} to {margin_text(hi, m)}"
+
+
+def non_superiority(p: Paired, m: float, name: str, higher_is_better: bool) -> tuple[str, str]:
+    """A claim that ``name`` is not better than the base by the margin ("tau = 0.5 is optimal": no other tau
+    does better), from the 90% interval of ``name`` minus the base, both ways: its better end below the
+    margin holds (one-sided 95%), its worse end beyond the margin on the better side contradicts, else not
+    shown. (word, sentence)."""
+    if not (p.testable and math.isfinite(m)):
+        return "not shown", "no test" if p.testable else f"n={p.n}: no test"
+    lo, hi = p.ci(0.90)
+    best, least = (hi, lo) if higher_is_better else (-lo, -hi)  # how much better it may be / at least is
+    if best < m:
+        return "holds", f"{name} better by ±{m:.3g} or more is excluded (one-sided 95% bound {best:+.3g})"
+    if least > m:
+        return "contradicted", f"{name} better by more than ±{m:.3g} (one-sided 95%: at least {least:+.3g})"
+    return "not shown", f"{name} better by ±{m:.3g} is not excluded (one-sided 95% bound {best:+.3g})"
 
 
 def difference_text(p: Paired) -> str:
@@ -370,28 +459,30 @@ def difference_text(p: Paired) -> str:
     if not p.testable:
         return f"{p.n} paired seed(s), no test has power"
     if math.isfinite(p.p_holm) and p.p_holm < 0.05:
-        return f"significant (p (Holm) = {p.p_holm:.2g})"
+        return f"significant ({p.p_text()})"
     mdd = f"; detectable Δ {p.mdd_holm:.3g}" if math.isfinite(p.mdd_holm) else ""
-    return f"not significant (p (Holm) = {p.p_holm:.2g}{mdd})"
+    return f"not significant ({p.p_text()}{mdd})"
 
 
 def judge(p: Paired, claim: Claim, m: float) -> str:
     """The verdict of a paired comparison against the claim as stated: its word (with the part
-    that decides it), every part's outcome, what the data exclude in the paper's direction, and
-    where a margin applies the margins over which the verdict holds; "depends on our choice
-    (margin)" where it changes between half and twice the margin."""
+    that decides it), every part's outcome, what the data exclude in the paper's direction, and,
+    where the claim states an equivalence, the exact margins over which the verdict holds;
+    "depends on our choice (margin)" where it changes between half and twice the margin. The
+    threshold a stated number (or "outperform") is held against does not move with the margin."""
     if not p.testable:
         return f"inconclusive: {p.n} paired seed(s), no test has power"
-    word, deciding, parts = judge_at(p, claim, m)
+    limit = threshold(claim, m)
+    word, deciding, parts = judge_at(p, claim, m, limit)
     head = f"{word} ({deciding})" if deciding else word
     body = "; ".join(parts)
     if claim.direction and (ex := exclusion(p, claim)):
         body += f"; {ex}"
-    if math.isfinite(m) and (claim.equivalence or claim.size > 0):
-        at = {k: judge_at(p, claim, k * m)[0] for k in MARGIN_RANGE}
+    if math.isfinite(m) and claim.equivalence:
+        at = {k: judge_at(p, claim, k * m, limit)[0] for k in MARGIN_RANGE}
         if any(v != word for v in at.values()):
             lo_m, hi_m = MARGIN_RANGE
-            return (f"depends on our choice (margin): {at[lo_m]} at ±{lo_m * m:.3g}, {word} at ±{m:.3g}, "
-                    f"{at[hi_m]} at ±{hi_m * m:.3g}; {body}")
-        body += f"; the verdict holds {_range_text(*margin_range(p, claim, m))}"
+            return (f"depends on our choice (margin): {at[lo_m]} at {margin_text(lo_m * m, m)}, {word} at "
+                    f"{margin_text(m, m)}, {at[hi_m]} at {margin_text(hi_m * m, m)}; {body}")
+        body += f"; the verdict holds {_range_text(*margin_range(p, claim, m), m)}"
     return f"{head}: {body}"

@@ -126,6 +126,12 @@ class Study:
             parts.append(f"n={n}")
         return ", ".join(parts)
 
+    def where_gated(self, d: str, method: str = "autonorm_s", n: int | None = None) -> str:
+        """:meth:`where` with the selectors' placement: '..., n=5, one selector per block'."""
+        from autonorm.report.findings.rows import placement_words
+
+        return f"{self.where(d, method, n)}, one selector {placement_words(self.placement(d, method))}"
+
 
 def first_study(studies: list[Study], d: str, *methods: str) -> Study | None:
     """The first study that ran every one of ``methods`` on ``d``."""
