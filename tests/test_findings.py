@@ -159,3 +159,20 @@ def test_committed_page_regenerates_from_the_committed_records_byte_for_byte(tmp
     assert ours == sorted(p.name for p in (root / "docs" / "findings").iterdir())
     for name in ours:
         assert (tmp_path / "docs" / "findings" / name).read_bytes() == (root / "docs" / "findings" / name).read_bytes(), name
+
+
+def test_a_page_written_elsewhere_leaves_the_readme_alone(tmp_path, monkeypatch):
+    """The README's block is rewritten only beside the docs/ folder the page goes into: a page written
+    anywhere else (a test's, a user's copy) never touches the repository's README."""
+    import shutil
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    shutil.copytree(root / "studies", tmp_path / "studies")
+    (tmp_path / "README.md").write_text("x\n<!-- findings:start -->\nold\n<!-- findings:end -->\n")
+    monkeypatch.chdir(tmp_path)
+    assert findings.main(["--findings", "--out", str(tmp_path / "elsewhere" / "f.md"),
+                          "--figures-dir", str(tmp_path / "figs")]) == 0
+    assert (tmp_path / "README.md").read_text() == "x\n<!-- findings:start -->\nold\n<!-- findings:end -->\n"
+    assert findings.main(["--findings"]) == 0  # docs/findings.md: the README beside it
+    assert "**The ledger**" in (tmp_path / "README.md").read_text()

@@ -535,7 +535,11 @@ def test_a_missing_alias_of_the_same_training_reads_its_twin():
     assert out["runs"].status.tolist() == ["ok"] * 4
     got = out["values"][(out["values"].method == "autonorm_s")].sort_values("seed").value.tolist()
     assert got == [81.19, 82.11]
-    # a run that declares no twin, or whose twin did not finish, stays missing
+    # the declaration on another seed of the method holds for this one (the record kept the missing seed's
+    # row from a part that did not say it)
+    partly = runs.assign(same_run_as=[None, None, "autonorm", None])
+    assert alias_same_runs({"runs": partly, "values": values})["runs"].status.tolist() == ["ok"] * 4
+    # a method that declares no twin, or whose twin did not finish, stays missing
     lone = runs.assign(same_run_as=None)
     assert alias_same_runs({"runs": lone, "values": values})["runs"].status.tolist()[-1] == "missing"
 

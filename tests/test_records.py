@@ -475,3 +475,15 @@ def test_recording_into_a_part_folder_without_its_manifest_needs_replace(paper, 
     assert report.main(args + ["--replace"]) == 0
     (read,) = records.load_study(studies / "paper")["parts"]
     assert read == ("p", len(_finished(part))) and read[1] > 0
+
+
+def test_records_and_its_command_line_do_not_import_each_other():
+    """analysis.records (the record's data) is imported by analysis.record_cli (the command line), never the
+    other way: the page and the tests read records without the command line's imports."""
+    import ast
+    from pathlib import Path
+
+    src = Path(__file__).resolve().parents[1] / "src" / "autonorm" / "analysis" / "records.py"
+    imported = {n.module for n in ast.walk(ast.parse(src.read_text())) if isinstance(n, ast.ImportFrom) and n.module}
+    imported |= {a.name for n in ast.walk(ast.parse(src.read_text())) if isinstance(n, ast.Import) for a in n.names}
+    assert not any(m.endswith("record_cli") for m in imported), imported

@@ -60,14 +60,17 @@ def alias_same_runs(raw: dict) -> dict:
     finished, while its twin's run of that seed is, read as the twin's run under its own name: it is the
     same training by its config (AutoNorm-S on NLP, where the freeze rule is off, is unfrozen AutoNorm),
     so its missing alias must not drop a seed from its method (SST-2's AutoNorm-S seed 2 was recorded
-    "missing" beside its twin's finished run). The runs row says so in its message."""
+    "missing" beside its twin's finished run). A method declares its twin on any of its runs; the runs row
+    says so in its message."""
     runs = raw.get("runs")
     if runs is None or runs.empty or "same_run_as" not in runs:
         return raw
     ok = {(d, m, int(sd)) for d, m, sd, st in zip(runs.dataset, runs.method, runs.seed, runs.status) if st == "ok"}
-    todo = [(i, r.dataset, r.method, int(r.seed), r.same_run_as) for i, r in runs.iterrows()
-            if r.status != "ok" and isinstance(r.same_run_as, str) and r.same_run_as
-            and (r.dataset, r.same_run_as, int(r.seed)) in ok]
+    # the twin a (dataset, method) declares on any of its runs: the same training by its config, seed for seed
+    twin_of = {(d, m): t for d, m, t in zip(runs.dataset, runs.method, runs.same_run_as) if isinstance(t, str) and t}
+    todo = [(i, r.dataset, r.method, int(r.seed), twin_of[(r.dataset, r.method)]) for i, r in runs.iterrows()
+            if r.status != "ok" and (r.dataset, r.method) in twin_of
+            and (r.dataset, twin_of[(r.dataset, r.method)], int(r.seed)) in ok]
     if not todo:
         return raw
     out = dict(raw)

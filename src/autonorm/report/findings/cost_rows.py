@@ -259,9 +259,10 @@ def combined(rows: list[Row], key: str, claim: str, section: str, where: str, pa
     if not own:
         verdict = f"not testable here: the benchmark record has no backbone; `{BENCHMARK_CMD}`"
     elif "not met on this CPU" in words:
-        verdict = "not met on this CPU: " + "; ".join(f"{r.claim.rsplit('(', 1)[-1].rstrip(')')} "
-                                                     f"{r.verdict.split(': ', 1)[1]}" for r in own
-                                                     if category(r.verdict) == "not met on this CPU")
+        device = "; the paper's device is not stated"
+        verdict = "not met on this CPU: " + "; ".join(
+            f"{r.claim.rsplit('(', 1)[-1].rstrip(')')} {r.verdict.split(': ', 1)[1].split(device)[0]}" for r in own
+            if category(r.verdict) == "not met on this CPU") + device
     elif all(w == "reproduced" for w in words):
         verdict = "reproduced on every backbone"
     else:

@@ -43,7 +43,7 @@ CLAIM_LABEL = {"accuracy": "accuracy", "tag_perplexity": "tag perplexity", "rmse
                "rotation_accuracy": "rotated-test accuracy", "mean_s3": "severity-3 mean accuracy",
                "gaussian_noise_s3": "gaussian noise s3", "motion_blur_s3": "motion blur s3",
                "brightness_s3": "brightness s3", "precision_macro": "precision", "recall_macro": "recall",
-               "f1_macro": "F1"}
+               "f1_macro": "F1", "mae": "MAE"}
 
 
 def claim_of(d: str, metric: str, other: str, paper_diff: float) -> tuple[Claim, str, str]:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from autonorm.io_utils import write_text_atomic
-from autonorm.report.findings import ablation_rows, cost_rows, gate_rows, main_table, paper_rows, routing_rows
+from autonorm.report.findings import ablation_rows, cost_rows, gate_rows, main_table, paper_rows, routing_rows, rules
 from autonorm.report.findings.figures import draw_figures
 from autonorm.report.findings.rows import Row, counted_rows, tally
 from autonorm.report.findings.rules import MARGIN_SHARE, VERDICTS
@@ -55,8 +55,8 @@ GLOSSARY = [
     "says what its runs say. **Placement**: one selector per block is the paper's design and its rows are counted; "
     "one per sub-layer is our alternative reading, and its rows support.",
     f"**The margin**: {100 * MARGIN_SHARE:g}% of the paper's FrozenLN value (0.395 accuracy points on MNIST), from the "
-    "smallest difference the paper calls an improvement (distillation's \"0.4%\", a number it gives for a "
-    "\"validation stability\" it does not define, read here as relative): the margin of a stated equivalence, and the "
+    "smallest difference the paper calls an improvement (distillation's 0.4%, which the paper gives for a "
+    "validation stability it does not define; read here as relative): the margin of a stated equivalence, and the "
     "size of a meaningful difference the paper states without a number. A stated number is held against the data "
     "as it is: where the one-sided 95% bound falls short of it, that part of the claim is contradicted.",
     "**Δ [a, b]**: the first method minus the second, paired by seed, with its 95% t-interval (unadjusted); "
@@ -219,7 +219,13 @@ def build(studies: list[Study], out: Path, figures_dir: Path, command: str, with
     if not with_block:
         return "\n".join(lines)
     regime = [(r[0], r[1]) for r in learned or [] if r[7] == "yes"]  # (study, dataset label) in the regime
-    return "\n".join(lines), readme_block(all_rows, regime)
+    outside = []
+    for st in judged:
+        for d in dict.fromkeys(st.ctx.summary.dataset) if not st.ctx.summary.empty else []:
+            ok, why = rules.study_regime(st, reference, d)
+            if ok is False:
+                outside.append((st.name, pretty(d), why.split("; ")[0]))
+    return "\n".join(lines), readme_block(all_rows, regime, outside)
 
 
 #: the README's generated block: its markers, and its limits (docs/develop.md)
@@ -232,7 +238,7 @@ def _short(claim: str) -> str:
     return claim.split("; the paper:")[0].split(" (paper Δ")[0].strip()
 
 
-def readme_block(rows: list[Row], regime: list[tuple[str, str]]) -> str:
+def readme_block(rows: list[Row], regime: list[tuple[str, str]], outside: list[tuple[str, str, str]] = ()) -> str:
     """The README's "What we found" block, from the ledger's rows: at most :data:`README_MAX_LINES` lines
     and :data:`README_MAX_CHARS` characters: the counted verdicts, where the paper's regime was reached,
     what was decided there, what the paper's own numbers rule out, and a link to the page."""
@@ -248,10 +254,16 @@ def readme_block(rows: list[Row], regime: list[tuple[str, str]]) -> str:
         if claims:
             lines.append(f"**{word.capitalize()} there** ({len(claims)}): " + _listed(claims, 420) + ".")
     if not any(decided.values()):
-        lines.append("**Decided there**: nothing yet: every other row reads \"inconclusive\" with what its runs say "
-                     "(MNIST's studies at patch 7 are out of the regime by the patch).")
+        lines.append("**Decided there**: nothing yet.")
     lines.append(f"**The paper on its own numbers** ({len(own)} rows: cannot be what it says, or ill-defined): "
                  + _listed(own, 420) + ".")
+    by: dict[tuple[str, str], list[str]] = {}
+    # the studies at the paper's backbone first: what else keeps them out is what a reader must know
+    for st, d, why in sorted(outside, key=lambda o: "backbone" in o[2]):
+        by.setdefault((d, why), []).append(st)
+    if by:
+        lines.append("**Out of the paper's regime** (rows that say what the runs say and decide nothing): "
+                     + _listed([f"{d} in {', '.join(sts)} ({why})" for (d, why), sts in by.items()], 380) + ".")
     block = "\n".join(lines[:README_MAX_LINES])
     return block[:README_MAX_CHARS - 1] + "…" if len(block) > README_MAX_CHARS else block
 
@@ -295,9 +307,10 @@ def main(argv=None) -> int:
     p.add_argument("--studies-dir", default="studies", help="where study records are (default: studies)")
     p.add_argument("--out", default="docs/findings.md")
     p.add_argument("--figures-dir", default="docs/findings")
-    p.add_argument("--readme", default="README.md",
-                   help="the README whose findings block (between its markers) is rewritten; skipped where the file "
-                        "or its markers are missing; '' for none")
+    p.add_argument("--readme", default=None,
+                   help="the README whose findings block (between its markers) is rewritten (default: README.md beside "
+                        "the docs/ folder the page is written into; none for a page written elsewhere); skipped where "
+                        "the file or its markers are missing; '' for none")
     args = p.parse_args(argv)
     pairs = [tuple(s.split("=", 1)) for s in args.study] or None
     with tempfile.TemporaryDirectory(prefix="autonorm-findings-") as scratch:
@@ -312,7 +325,10 @@ def main(argv=None) -> int:
         page, block = build(studies, out, figs, command, with_block=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out, page + "\n")
-    readme = Path(args.readme) if args.readme else None
+    if args.readme is None:  # the repository's README only beside its own docs/ folder, never a test's page
+        readme = out.parent.parent / "README.md" if out.parent.name == "docs" else None
+    else:
+        readme = Path(args.readme) if args.readme else None
     wrote = readme is not None and write_readme_block(readme, block)
     print(f"wrote {out} and {len(list(figs.glob('*.png')))} figures in {figs}"
           + (f", and the findings block of {readme}" if wrote else ""))

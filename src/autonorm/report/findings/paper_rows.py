@@ -140,7 +140,7 @@ def within_ci_general_paper_row(reference: pd.DataFrame) -> Row:
                f"datasets; the paper: {quote('within_ci_general')}", section_of("within_ci_general"),
                "the paper's Table 1 (means ± std over 5 seeds; FrozenLN, its static baseline)", "–", "; ".join(out),
                f"ill-defined: within the 95% CI on {within} of {len(out)} stationary vision datasets by the paper's own "
-               "numbers, so \"frequently\" is true if it means \"sometimes\" and false if it means \"mostly\"",
+               "numbers, so the word frequently is true if it means sometimes and false if it means mostly",
                key="paper:within_ci_general")
 
 
