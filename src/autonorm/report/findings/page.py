@@ -232,6 +232,9 @@ def build(studies: list[Study], out: Path, figures_dir: Path, command: str, with
     return "\n".join(lines), readme_block(all_rows, regime, outside)
 
 
+#: where the page's readme lives: README_FILE beside the DOCS_FOLDER the page is written into
+README_FILE = "README.md"
+DOCS_FOLDER = "docs"
 #: the README's generated block: its markers, and its limits (docs/develop.md)
 README_START, README_END = "<!-- findings:start", "<!-- findings:end -->"
 README_MAX_LINES, README_MAX_CHARS = 6, 1600
@@ -329,8 +332,8 @@ def main(argv=None) -> int:
         page, block = build(studies, out, figs, command, with_block=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out, page + "\n")
-    if args.readme is None:  # the repository's README only beside its own docs/ folder, never a test's page
-        readme = out.parent.parent / "README.md" if out.parent.name == "docs" else None
+    if args.readme is None:  # the repository's readme only beside its own docs/ folder, never a test's page
+        readme = (out.parent.parent / README_FILE) if out.parent.name == DOCS_FOLDER else None
     else:
         readme = Path(args.readme) if args.readme else None
     wrote = readme is not None and write_readme_block(readme, block)

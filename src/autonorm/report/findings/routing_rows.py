@@ -7,6 +7,7 @@ import math
 
 import pandas as pd
 
+from autonorm.analysis import stats
 from autonorm.methods import AUTONORM
 from autonorm.report.findings import rules
 from autonorm.report.findings.commands import ABLATION_GPU_CMD, GPU_CMD, WHY_GPU, command_for
@@ -132,6 +133,12 @@ def learned_vs_random_rows(studies: list[Study], reference: pd.DataFrame) -> lis
                                  lambda gate: Claim(-1, False, math.inf, (gate, "random"), ("random's advantage", "")),
                                  "below")
     rows += _cifar10_random_row(studies)
+    tabular = (f"Random selectors outperform learned ones on stationary data, here tabular; the paper: "
+               f"{quote('random_intro')}, and {quote('tabular_stationary')}")
+    rows += _learned_minus_random(studies, reference, ("california_housing",), tabular,
+                                  section_of("random_intro", "tabular_stationary"),
+                                  lambda gate: Claim(+1, False, math.inf, (gate, "random"), ("random's advantage", ""),
+                                                     higher_is_better=False), "learned worse", metric="rmse")
     nlp = f"The learned gate works on linguistic sequences (above random); the paper: {quote('learned_linguistic')}"
     rows += _learned_minus_random(studies, reference, ("ptb_pos", "sst2"), nlp, section_of("learned_linguistic"),
                                   lambda gate: Claim(1, False, 0.0, (gate, "random"), ("the learned gate's advantage", "")),
@@ -139,13 +146,14 @@ def learned_vs_random_rows(studies: list[Study], reference: pd.DataFrame) -> lis
     return rows
 
 
-def _learned_minus_random(studies, reference, datasets, claim, section, claim_for, paper_side) -> list[Row]:
+def _learned_minus_random(studies, reference, datasets, claim, section, claim_for, paper_side,
+                          metric: str = "accuracy") -> list[Row]:
     rows = []
     for st in studies:
         lr = st.ctx.learned_vs_random
         if lr.empty:
             continue
-        lr = lr[lr.dataset.isin(datasets) & (lr.metric == "accuracy")]
+        lr = lr[lr.dataset.isin(datasets) & (lr.metric == metric)]
         twins = unfrozen_twins(st, lr)
         for r in lr.itertuples(index=False):
             c = r._asdict()
@@ -154,12 +162,13 @@ def _learned_minus_random(studies, reference, datasets, claim, section, claim_fo
             learned = "autonorm_s = autonorm (no seed froze: one training)" if (
                 r.dataset in twins and r.method_a == "autonorm_s") else r.method_a
             p = Paired.of(c)
-            m = rules.margin("accuracy", rules.paper_value(reference, r.dataset, "frozen_ln", "accuracy"))
+            m = rules.margin(metric, rules.paper_value(reference, r.dataset, "frozen_ln", metric))
             gate = "autonorm_s" if r.method_a == "autonorm_s" else "autonorm"
             verdict = rules.judge(p, claim_for(gate), m)
             # both arms by one band: the Random Selector has no paper number (no band), AutoNorm-S has one
-            bands = {r.method_a: rules.arm_band(st.ctx.summary, reference, r.dataset, "accuracy", r.method_a)}
-            worse = rules.worse_arm(r.method_a, "random", fnum(c.get("mean_a")), fnum(c.get("mean_b")), True)
+            bands = {r.method_a: rules.arm_band(st.ctx.summary, reference, r.dataset, metric, r.method_a)}
+            worse = rules.worse_arm(r.method_a, "random", fnum(c.get("mean_a")), fnum(c.get("mean_b")),
+                                    stats.higher_is_better(metric))
             verdict, band = rules.both_arms(verdict, bands, worse)
             in_regime, why = rules.study_regime(st, reference, r.dataset)
             rows.append(Row(f"{pretty(r.dataset)}: {claim}: {learned} − random", section,
