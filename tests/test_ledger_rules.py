@@ -645,3 +645,13 @@ def test_tau_blending_by_the_final_entropy():
     assert row.verdict == "contradicted: tau 2 does not blend uniformly (H 0.294 < 0.624)"
     assert "tau 2 0.294, tau 0.1 0.000" in row.ours
     assert tau_blend_rows([], REFERENCE)[0].verdict.startswith("not testable here")
+
+
+def test_random_advantage_on_an_rmse_reads_the_right_way():
+    """On tabular data random's advantage is a *lower* RMSE: learned - random > 0. The laptop's California:
+    learned - random -0.0337 (learned better), Holm p 0.0023: random's advantage is reversed."""
+    claim = Claim(+1, False, math.inf, ("autonorm", "random"), ("random's advantage", ""), higher_is_better=False)
+    v = rules.judge(Paired(3, -0.0337, 0.005, 0.0023, family=2), claim, rules.margin("rmse", 0.4905))
+    assert v.startswith("contradicted (random's advantage): random's advantage is reversed (the opposite sign, "
+                        "p (Holm, 2 tests) = 0.0023)")
+    assert "random better at all is excluded (one-sided 95%: autonorm at least" in v
