@@ -655,3 +655,18 @@ def test_random_advantage_on_an_rmse_reads_the_right_way():
     assert v.startswith("contradicted (random's advantage): random's advantage is reversed (the opposite sign, "
                         "p (Holm, 2 tests) = 0.0023)")
     assert "random better at all is excluded (one-sided 95%: autonorm at least" in v
+
+
+def test_the_studies_read_list_names_the_cpu_types_of_a_studys_runs():
+    """Two runs on an Intel box and one of older code that names no CPU: the line counts each and says
+    that a paired Δ may span machines; a study of one CPU type gets no such warning."""
+    from autonorm.report.findings.page import UNRECORDED_CPU, _cpu_lines
+
+    intel = "Intel(R) Xeon(R) Processor, torch AVX512"
+    (line,) = _cpu_lines(pd.DataFrame({"cpu": [intel, intel, None]}))
+    assert line.startswith(f"  - CPUs of its runs: `{intel}` 2, {UNRECORDED_CPU} 1 (more than one CPU type")
+    (line,) = _cpu_lines(pd.DataFrame({"cpu": [intel, intel]}))
+    assert line == f"  - CPUs of its runs: `{intel}` 2."
+    (line,) = _cpu_lines(pd.DataFrame({"seed": [0]}))  # a record of code that predates the column
+    assert line == f"  - CPUs of its runs: {UNRECORDED_CPU} 1."
+    assert _cpu_lines(None) == [] and _cpu_lines(pd.DataFrame()) == []

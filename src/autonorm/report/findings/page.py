@@ -126,6 +126,7 @@ def _record_lines(st: Study) -> list[str]:
     if st.record is None:
         return []
     lines = ["  - parts read (finished runs): " + ", ".join(f"`{name}` {n}" for name, n in st.record["parts"]) + "."]
+    lines += _cpu_lines(st.record.get("provenance"))
     if st.repeats:
         from autonorm.analysis.study_folders import DECLARATION
 
@@ -140,6 +141,24 @@ def _record_lines(st: Study) -> list[str]:
         lines.append(f"  - pairs with {st.baseline['study']}'s {', '.join(st.baseline['methods'])} runs (declared): its "
                      "repeat of one of them shows that its code computes them alike.")
     return lines
+
+
+def _cpu_lines(prov) -> list[str]:
+    """The CPU types its runs trained on, with their counts: a paired Δ between runs of two CPU types
+    carries the machine's own float rounding, so a reader must see where a study mixes them."""
+    if prov is None or prov.empty:
+        return []
+    cpu = (prov["cpu"] if "cpu" in prov else pd.Series([None] * len(prov), dtype=object)).astype(object)
+    cpu = cpu.where(cpu.notna() & (cpu.astype(str).str.strip() != ""), UNRECORDED_CPU)
+    counts = cpu.value_counts()
+    named = ", ".join(f"`{c}` {n}" if c != UNRECORDED_CPU else f"{c} {n}" for c, n in counts.items())
+    mixed = (" (more than one CPU type, or runs that name none: a paired Δ may span two machines, whose float "
+             "rounding alone moves it; the noise-floor observation below measures how much)") if len(counts) > 1 else ""
+    return [f"  - CPUs of its runs: {named}{mixed}."]
+
+
+#: runs of older code whose env.json names no CPU (the study's README names the machine)
+UNRECORDED_CPU = "not recorded (older code; the study's README names the machine)"
 
 
 def _same_or_not(diffs: list | None) -> str:
