@@ -670,3 +670,37 @@ def test_the_studies_read_list_names_the_cpu_types_of_a_studys_runs():
     (line,) = _cpu_lines(pd.DataFrame({"seed": [0]}))  # a record of code that predates the column
     assert line == f"  - CPUs of its runs: {UNRECORDED_CPU} 1."
     assert _cpu_lines(None) == [] and _cpu_lines(pd.DataFrame()) == []
+
+
+def test_a_level_is_decided_from_three_seeds_of_each_method(monkeypatch):
+    """"rotation accuracies on MNIST approaching chance (~10%)": a pilot's one frozen_ln run at 13.87 is within
+    5 points of 10, but one run decides no level: inconclusive at n=1; at n=3 the same means reproduce it,
+    and a method 6 points off chance contradicts it."""
+    from autonorm.report.findings.gate_rows import rotation_chance_rows
+
+    monkeypatch.setattr(rules, "study_regime", lambda st, ref, d: (True, ""))
+
+    def study(rows):
+        summary = pd.DataFrame([{"dataset": "mnist", "method": m, "metric": "rotation_accuracy", "mean": v, "n": n}
+                                for m, v, n in rows])
+        return SimpleNamespace(ctx=SimpleNamespace(summary=summary, dataset_meta=lambda d: {"num_classes": 10}),
+                               where=lambda d, method="autonorm_s", n=None: f"s: {d}, n={n}",
+                               placement=lambda d, method="autonorm_s": "per_block")
+
+    (row,) = rotation_chance_rows([study([("frozen_ln", 13.87, 1)])], REFERENCE)
+    assert row.verdict == "inconclusive: n=1; a level is decided from at least 3 seeds of each method it reads"
+    (row,) = rotation_chance_rows([study([("frozen_ln", 13.87, 3), ("autonorm_s", 11.0, 3)])], REFERENCE)
+    assert row.verdict == "reproduced: every method within 5 points of chance (10.00%)"
+    (row,) = rotation_chance_rows([study([("frozen_ln", 16.01, 3), ("autonorm_s", 11.0, 3)])], REFERENCE)
+    assert row.verdict == "contradicted: frozen_ln further than 5 points from chance"
+
+
+def test_a_pilot_with_the_baseline_only_gives_no_within_ci_row():
+    """A study that holds frozen_ln alone (mnist_patch4 after its pilot) has comparisons with n=0 and no means:
+    the general "within the 95% CI" claim has no row from it (it once stopped the page on an all-NaN idxmax)."""
+    from autonorm.report.findings.main_table import within_ci_general_rows
+
+    comp = pd.DataFrame([{"dataset": "mnist", "metric": "accuracy", "method_a": "autonorm_s", "method_b": "frozen_ln",
+                          "n": 0, "mean_a": math.nan, "mean_b": math.nan, "mean_diff": math.nan}])
+    st = SimpleNamespace(ctx=SimpleNamespace(comparisons=comp))
+    assert within_ci_general_rows([st], REFERENCE) == []

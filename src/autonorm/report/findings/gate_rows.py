@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from autonorm.analysis import stats
 from autonorm.report import gate_checks
 from autonorm.report.findings import rules
 from autonorm.report.findings.commands import GPU_CMD, WHY_GPU, command_for
@@ -305,9 +306,15 @@ def rotation_chance_rows(studies: list[Study], reference: pd.DataFrame) -> list[
         chance = 100.0 / (classes if math.isfinite(classes) and classes > 0 else 10.0)
         far = r[(r["mean"] - chance).abs() > NEAR_CHANCE_POINTS]
         in_regime, why = rules.study_regime(st, reference, "mnist")
-        verdict = ("reproduced" if far.empty else "contradicted") + \
-            f": every method within {NEAR_CHANCE_POINTS:g} points of chance ({fmt(chance)}%)" if far.empty else \
-            f"contradicted: {', '.join(far.method)} further than {NEAR_CHANCE_POINTS:g} points from chance"
+        n_min = int(r["n"].min())
+        if n_min < stats.MIN_N_POWER:
+            # a level, like a difference, is decided from as many seeds as a test needs (a pilot's one run is not)
+            verdict = (f"inconclusive: n={n_min}; a level is decided from at least {stats.MIN_N_POWER} seeds of "
+                       "each method it reads")
+        elif far.empty:
+            verdict = f"reproduced: every method within {NEAR_CHANCE_POINTS:g} points of chance ({fmt(chance)}%)"
+        else:
+            verdict = f"contradicted: {', '.join(far.method)} further than {NEAR_CHANCE_POINTS:g} points from chance"
         rows.append(Row(f"MNIST rotated-test accuracy near chance; the paper: {quote('rotation_chance')}",
                         section_of("rotation_chance"), st.where("mnist", n=int(r["n"].min())),
                         _means_with_n(r),

@@ -216,7 +216,8 @@ def within_ci_general_rows(studies: list[Study], reference: pd.DataFrame) -> lis
         if comp.empty:
             continue
         for d in STATIONARY_VISION:
-            c = comp[(comp.dataset == d) & (comp.metric == "accuracy") & comp.method_b.isin(("frozen_ln", "dyt"))]
+            c = comp[(comp.dataset == d) & (comp.metric == "accuracy") & comp.method_b.isin(("frozen_ln", "dyt"))
+                     & (comp["n"].fillna(0) > 0)]  # a study with the baseline only (a pilot) pairs no seed
             if c.empty:
                 continue
             best = c.loc[c.mean_b.astype(float).idxmax()]
