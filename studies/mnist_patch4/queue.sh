@@ -1,22 +1,30 @@
 #!/usr/bin/env bash
 # An mnist_patch4 worker (one core; start one per core): waits for the pilot, applies rule 1 of README.md,
-# then claims the next run of the todo list (rule 3's order) until none is left.
-#   WORKTREE=<a worktree at 6ac1786> MNIST_RAW=<folder with the four IDX files> TODO=<a copy of todo.txt> \
-#     bash studies/mnist_patch4/queue.sh
+# then trains the runs of the todo list (rule 3's order) that no other worker holds, until none is left.
+#   WORKTREE=<a worktree at 6ac1786> MNIST_RAW=<folder with the four IDX files> bash studies/mnist_patch4/queue.sh
+# A run is claimed by an flock on its own lock file, held while it trains: a worker that dies (a machine
+# that stops with the session) lets go of its claim, and the next worker started resumes that run from
+# its last checkpoint, before any later run of the list. The list itself is never edited.
 set -u
+TODO=${TODO:-$(cd "$(dirname "$0")" && pwd)/todo.txt}
 cd "${WORKTREE:?set WORKTREE to a git worktree at commit 6ac1786}"
-TODO=${TODO:?set TODO to a writable copy of studies/mnist_patch4/todo.txt}
 Q() { PYTHONPATH=$PWD/src snakemake "$@" --cores 1 --nolock --rerun-incomplete \
         --configfile workflow/presets/mnist_patch4.yaml --config "raw_from={\"mnist\": \"${MNIST_RAW:?set MNIST_RAW}\"}"; }
 E=results/mnist_patch4/eval/mnist
-exec 9>"$TODO.pilot.lock"; flock 9   # one worker trains the pilot, the other waits for it
+CLAIMS=results/mnist_patch4/.claims
+mkdir -p "$CLAIMS"
+exec 9>"$CLAIMS/pilot.lock"; flock 9   # one worker trains the pilot, the other waits for it
 [ -s $E/frozen_ln/seed0.json ] || Q $E/frozen_ln/seed0.json || exit 1
 flock -u 9
 acc=$(python -c "import json;print(json.load(open('$E/frozen_ln/seed0.json'))['test']['accuracy'])")
 echo "$(date -u +%FT%TZ) pilot test accuracy $acc"
 python -c "import sys; a=float('$acc'); sys.exit(0 if a>=96.82 else 3)" || { echo "out of regime: rule 2 by hand"; exit 3; }
-while true; do
-  next=$(flock "$TODO.lock" sh -c "head -n1 '$TODO'; sed -i 1d '$TODO'")
-  [ -z "$next" ] && break
-  echo "$(date -u +%FT%TZ) $next"; Q $E/$next.json || exit 1
-done
+while read -r next <&3; do
+  [ -z "$next" ] || [ -s "$E/$next.json" ] && continue
+  exec 8>"$CLAIMS/${next//\//_}.lock"
+  if flock -n 8; then   # else another worker holds it: go on down the list
+    [ -s "$E/$next.json" ] || { echo "$(date -u +%FT%TZ) $next"; Q "$E/$next.json" || exit 1; }
+  fi
+  exec 8>&-
+done 3<"$TODO"
+echo "$(date -u +%FT%TZ) nothing left in $TODO"
