@@ -316,11 +316,11 @@ def rotation_chance_rows(studies: list[Study], reference: pd.DataFrame) -> list[
         else:
             verdict = f"contradicted: {', '.join(far.method)} further than {NEAR_CHANCE_POINTS:g} points from chance"
         rows.append(Row(f"MNIST rotated-test accuracy near chance; the paper: {quote('rotation_chance')}",
-                        section_of("rotation_chance"), st.where("mnist", n=int(r["n"].min())),
+                        section_of("rotation_chance"), st.where("mnist", n=n_min),
                         _means_with_n(r),
                         f"~10% (ours: within {NEAR_CHANCE_POINTS:g} points)",
                         rules.out_of_regime(verdict, in_regime, why), key="rotation_chance", in_regime=in_regime,
-                        n=int(r["n"].min()), placement=st.placement("mnist")))
+                        n=n_min, placement=st.placement("mnist")))
     return rows
 
 
