@@ -544,6 +544,45 @@ def test_a_missing_alias_of_the_same_training_reads_its_twin():
     assert alias_same_runs({"runs": lone, "values": values})["runs"].status.tolist()[-1] == "missing"
 
 
+def test_a_seed_whose_freeze_did_not_fire_reads_autonorm_s_as_its_unfrozen_autonorm():
+    """California at 12 x 128: AutoNorm-S seed 0 did not freeze (H 0.056 < eps_H 0.1 at epoch 10), seed 1
+    froze; unfrozen AutoNorm was trained for seed 1 only (the issue's "a separate run wherever the freeze
+    fires"). Seed 0's unfrozen AutoNorm is AutoNorm-S's run; seed 1's stays its own."""
+    from autonorm.analysis.summaries import alias_unfired_freeze
+
+    d = "california_housing"
+    cfg = {"dataset": d, "method": "autonorm_s", "seed": 0, "train": {"lr": 5e-4},
+           "autonorm": {"tau": 0.5, "t_freeze": 10, "eps_h": 0.1, "freeze_enabled": True}, "norm_options": {}}
+    configs = {f"{d}/autonorm_s/seed0": cfg, f"{d}/autonorm_s/seed1": {**cfg, "seed": 1},
+               f"{d}/autonorm/seed1": {**cfg, "method": "autonorm", "seed": 1}}
+    runs = pd.DataFrame({"dataset": [d] * 4, "method": ["autonorm_s", "autonorm_s", "autonorm", "autonorm"],
+                         "seed": [0, 1, 0, 1], "status": ["ok", "ok", "missing", "ok"], "message": [None] * 4})
+    values = pd.DataFrame({"dataset": [d] * 3, "method": ["autonorm_s", "autonorm_s", "autonorm"], "seed": [0, 1, 1],
+                           "metric": ["rmse"] * 3, "value": [0.4703, 0.4611, 0.4655]})
+    freeze = pd.DataFrame({"dataset": [d] * 2, "method": ["autonorm_s"] * 2, "seed": [0, 1], "enabled": [True, True],
+                           "t_freeze": [10.0, 10.0], "eps_h": [0.1, 0.1], "froze": [False, True], "epoch": [None, 10],
+                           "entropy_at_decision": [0.0562, 0.143]})
+    raw = {"runs": runs, "values": values, "freeze": freeze, "configs": configs}
+    out = alias_unfired_freeze(raw)
+    assert out["runs"].status.tolist() == ["ok"] * 4
+    assert "did not fire (mean H 0.056 < eps_H 0.1 at epoch 10)" in out["runs"].message.iat[2]
+    got = out["values"][out["values"].method == "autonorm"].sort_values("seed").value.tolist()
+    assert got == [0.4703, 0.4655]  # seed 0 is AutoNorm-S's number; seed 1 its own run's
+    assert out["freeze"].equals(freeze)  # the freeze record stays AutoNorm-S's
+    # the seed that froze has no such reading: its unfrozen run, if missing, stays missing
+    no1 = alias_unfired_freeze({**raw, "runs": runs.assign(status=["ok", "ok", "missing", "missing"])})
+    assert no1["runs"].status.tolist() == ["ok", "ok", "ok", "missing"]
+    # no decision recorded (a run shorter than T_freeze): no reading
+    undecided = freeze.assign(entropy_at_decision=[float("nan"), 0.143])
+    assert alias_unfired_freeze({**raw, "freeze": undecided})["runs"].status.iat[2] == "missing"
+    # unfrozen AutoNorm trained with other settings than AutoNorm-S's: not the same training, no reading
+    other = {**configs, f"{d}/autonorm/seed1": {**cfg, "method": "autonorm", "seed": 1, "train": {"lr": 1e-3}}}
+    assert alias_unfired_freeze({**raw, "configs": other})["runs"].status.iat[2] == "missing"
+    # AutoNorm-S's config not in the record: nothing to check it by, no reading
+    bare = {k: v for k, v in configs.items() if k != f"{d}/autonorm_s/seed0"}
+    assert alias_unfired_freeze({**raw, "configs": bare})["runs"].status.iat[2] == "missing"
+
+
 def test_the_curve_mean_resolves_what_whole_epochs_tie():
     """Hard Gumbel "converges significantly slower": epochs to 99% of the final value tie at a 1-epoch grid;
     the mean of the curve over epochs does not: 90, 96, 97, 97.5 -> 95.125 against 94, 96.5, 97, 97.5 ->

@@ -186,19 +186,33 @@ def test_bf16_on_a_cpu_with_native_bf16_trains_under_autocast(image_data, tmp_pa
     assert m16["test"]["accuracy"] == pytest.approx(m32["test"]["accuracy"], abs=15)
 
 
-def test_autonorm_s_whose_rule_did_not_fire_is_unfrozen_autonorm_bit_for_bit(image_data, tmp_path):
+@pytest.mark.parametrize("task,placement", [("image_classification", "per_sublayer"), ("regression", "per_block")])
+def test_autonorm_s_whose_rule_did_not_fire_is_unfrozen_autonorm_bit_for_bit(tmp_path, task, placement):
     """The freeze decision draws no random numbers and changes nothing when it does not fire, so an
-    AutoNorm-S run that did not freeze is the unfrozen AutoNorm run of its seed, weight for weight
-    (the MNIST regime study relies on it: studies/mnist_regime/README.md)."""
-    weights, tests = {}, {}
+    AutoNorm-S run that did not freeze is the unfrozen AutoNorm run of its seed, weight for weight and
+    epoch for epoch. The analysis reads such a run as its seed's unfrozen AutoNorm where that was not
+    trained (``alias_unfired_freeze``; the California depth study, one selector per block, relies on it)."""
+    data = make_processed(tmp_path / "data", task)
+    weights, tests, hist = {}, {}, {}
     for m in ("autonorm", "autonorm_s"):
-        cfg = run_config(image_data, tmp_path / m, method=m, epochs=3, t_freeze=2, eps_h=1.0)  # H < 1: no freeze
+        cfg = run_config(data, tmp_path / m, method=m, epochs=3, t_freeze=2, eps_h=1.0)  # H < 1: no freeze
+        cfg["norm_options"]["placement"] = placement
         tests[m] = train_run(cfg)["test"]
         weights[m] = torch.load(tmp_path / m / "model.pt", weights_only=True)
-    assert json.loads((tmp_path / "autonorm_s" / "freeze.json").read_text())["froze"] is False
-    assert tests["autonorm"] == tests["autonorm_s"]
+        hist[m] = [{k: v for k, v in h.items() if k not in ("epoch_time_s", "config_hash")}  # names differ
+                   for h in json.loads((tmp_path / m / "history.json").read_text())]
+    freeze = json.loads((tmp_path / "autonorm_s" / "freeze.json").read_text())
+    assert freeze["froze"] is False and freeze["entropy_at_decision"] is not None  # decided, and did not fire
+    assert tests["autonorm"] == tests["autonorm_s"] and hist["autonorm"] == hist["autonorm_s"]
     a, b = (w.get("model", w) for w in (weights["autonorm"], weights["autonorm_s"]))
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    # and the rule did act on this model where it fires: a run that froze is another training
+    cfg = run_config(data, tmp_path / "froze", method="autonorm_s", epochs=3, t_freeze=1, eps_h=0.0)
+    cfg["norm_options"]["placement"] = placement
+    train_run(cfg)
+    froze = torch.load(tmp_path / "froze" / "model.pt", weights_only=True)
+    c = froze.get("model", froze)
+    assert not all(torch.equal(a[k], c[k]) for k in a)
 
 
 # --------------------------------------------------------------------------- checkpoints across devices

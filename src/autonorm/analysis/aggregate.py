@@ -73,7 +73,8 @@ import pandas as pd
 
 from autonorm.analysis.ablations import ablation_table
 from autonorm.analysis.collect import collect, discover_variants, load_reference
-from autonorm.analysis.summaries import alias_same_runs, compare_methods, joint_family, same_run_pairs, summarize
+from autonorm.analysis.summaries import (alias_same_runs, alias_unfired_freeze, compare_methods, joint_family,
+                                         same_run_pairs, summarize)
 from autonorm.analysis.tables import COMPARISON_COLUMNS, REFERENCE_METHOD
 from autonorm.io_utils import write_csv_atomic
 
@@ -114,7 +115,7 @@ def tables_from_runs(raw: dict, methods: Sequence[str], variants: Sequence[str],
     """Every table from the per-run frames ``raw`` (collect's output, or a study record's:
     analysis.records), so that a record and its results folder give the same statistics."""
     methods = list(dict.fromkeys(methods))
-    raw = alias_same_runs(raw)
+    raw = alias_unfired_freeze(alias_same_runs(raw))
     var_info = dict(raw["variants"])
     for v in variants:  # a declared variant with no eval json yet: axis unknown
         var_info.setdefault(v, {"name": v, "base": "", "axis": "unknown", "value": v})

@@ -55,6 +55,20 @@ def same_run_pairs(runs: pd.DataFrame) -> dict[str, dict[str, str]]:
     return out
 
 
+def _read_under(raw: dict, d: str, src: str, dst: str, sd: int, frames: Sequence[str]) -> dict:
+    """``raw`` with ``src``'s rows of (dataset ``d``, seed ``sd``) in ``frames`` copied under ``dst``
+    (replacing any rows ``dst`` had there)."""
+    out = dict(raw)
+    for name in frames:
+        f = out.get(name)
+        if f is None or f.empty or "method" not in f:
+            continue
+        hit = f[(f.dataset == d) & (f.method == src) & (f.seed.astype(int) == sd)]
+        own = (f.dataset == d) & (f.method == dst) & (f.seed.astype(int) == sd)
+        out[name] = pd.concat([f[~own], hit.assign(method=dst)], ignore_index=True)
+    return out
+
+
 def alias_same_runs(raw: dict) -> dict:
     """``raw`` (the per-run frames) with every run that declares ``same_run_as: <twin>`` but is not
     finished, while its twin's run of that seed is, read as the twin's run under its own name: it is the
@@ -78,13 +92,61 @@ def alias_same_runs(raw: dict) -> dict:
     for i, d, m, sd, twin in todo:
         runs.loc[i, "status"] = "ok"
         runs.loc[i, "message"] = f"the same training as {twin} seed {sd} (its finished run, read under {m})"
-        for name in ("values", "history", "gates", "freeze", "corruptions"):
-            f = out.get(name)
-            if f is None or f.empty or "method" not in f:
-                continue
-            hit = f[(f.dataset == d) & (f.method == twin) & (f.seed.astype(int) == sd)]
-            own = (f.dataset == d) & (f.method == m) & (f.seed.astype(int) == sd)
-            out[name] = pd.concat([f[~own], hit.assign(method=m)], ignore_index=True)
+        out = _read_under(out, d, twin, m, sd, ("values", "history", "gates", "freeze", "corruptions"))
+    out["runs"] = runs
+    return out
+
+
+def _same_but_freezing(configs: dict, d: str, s_cfg: dict, unfrozen: str) -> bool:
+    """Whether AutoNorm-S's run config ``s_cfg`` trains what ``unfrozen`` (AutoNorm) trains with its
+    freeze rule off: compared with every recorded ``unfrozen`` run of ``d`` (its seed set to ``s_cfg``'s);
+    with none recorded, the method registry alone (the two differ only in freezing) decides."""
+    from autonorm.config.variants import training_signature
+
+    s_cfg = {**s_cfg, "method": unfrozen}
+    want = training_signature(s_cfg)
+    others = [c for k, c in configs.items() if k.startswith(f"{d}/{unfrozen}/seed")]
+    return all(training_signature({**c, "seed": s_cfg["seed"]}) == want for c in others)
+
+
+def alias_unfired_freeze(raw: dict, frozen: str = "autonorm_s", unfrozen: str = "autonorm") -> dict:
+    """``raw`` with each seed whose AutoNorm-S decided not to freeze, and whose unfrozen AutoNorm was not
+    trained, reading AutoNorm-S's run as that seed's unfrozen AutoNorm.
+
+    A freeze rule that does not fire draws no random number and changes nothing (tests/test_train.py:
+    the two train weight for weight alike on one machine), so such a run *is* the seed's unfrozen AutoNorm
+    run; a study trains unfrozen AutoNorm as a run of its own only where the freeze fired. Read only
+    where the decision was taken (an entropy at T_freeze is recorded) and the run configs agree but for
+    freezing; the freeze record stays AutoNorm-S's. The runs row says so in its message."""
+    runs, freeze = raw.get("runs"), raw.get("freeze")
+    if runs is None or runs.empty or freeze is None or freeze.empty:
+        return raw
+    configs = raw.get("configs") or {}
+    ok = {(d, m, int(sd)) for d, m, sd, st in zip(runs.dataset, runs.method, runs.seed, runs.status) if st == "ok"}
+    decided = {}
+    for r in freeze[freeze.method == frozen].itertuples(index=False):
+        h = num(r.entropy_at_decision)
+        if str(r.enabled).lower() == "true" and str(r.froze).lower() != "true" and math.isfinite(h):
+            decided[(r.dataset, int(r.seed))] = (h, num(r.eps_h), num(r.t_freeze))
+    todo = []
+    for i, r in runs.iterrows():
+        d, sd = r.dataset, int(r.seed)
+        if (r.method != unfrozen or r.status == "ok" or (d, sd) not in decided or (d, frozen, sd) not in ok):
+            continue
+        cfg = configs.get(f"{d}/{frozen}/seed{sd}")
+        if cfg is None or not _same_but_freezing(configs, d, cfg, unfrozen):
+            continue
+        todo.append((i, d, sd))
+    if not todo:
+        return raw
+    out = dict(raw)
+    runs = runs.copy()
+    for i, d, sd in todo:
+        h, eps, t = decided[(d, sd)]
+        runs.loc[i, "status"] = "ok"
+        runs.loc[i, "message"] = (f"{frozen} seed {sd}'s run: its freeze rule did not fire (mean H {h:.3f} < "
+                                  f"eps_H {eps:g} at epoch {t:g}), so it is this seed's {unfrozen} run")
+        out = _read_under(out, d, frozen, unfrozen, sd, ("values", "history", "gates", "corruptions"))
     out["runs"] = runs
     return out
 
