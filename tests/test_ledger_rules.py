@@ -713,8 +713,8 @@ def test_the_studies_read_list_names_the_cpu_types_of_a_studys_runs():
 
 def test_a_level_is_decided_from_three_seeds_of_each_method(monkeypatch):
     """"rotation accuracies on MNIST approaching chance (~10%)": a pilot's one frozen_ln run at 13.87 is within
-    5 points of 10, but one run decides no level: inconclusive at n=1; at n=3 the same means reproduce it,
-    and a method 6 points off chance contradicts it."""
+    5 points of 10, but one run decides no level: inconclusive at n=1 (the seed rule, applied to every row of
+    the ledger); at n=3 the same means reproduce it, and a method 6 points off chance contradicts it."""
     from autonorm.report.findings.gate_rows import rotation_chance_rows
 
     monkeypatch.setattr(rules, "study_regime", lambda st, ref, d: (True, ""))
@@ -727,11 +727,38 @@ def test_a_level_is_decided_from_three_seeds_of_each_method(monkeypatch):
                                placement=lambda d, method="autonorm_s": "per_block")
 
     (row,) = rotation_chance_rows([study([("frozen_ln", 13.87, 1)])], REFERENCE)
-    assert row.verdict == "inconclusive: n=1; a level is decided from at least 3 seeds of each method it reads"
+    assert row.n == 1 and rules.decided_from_seeds(row.verdict, row.n) == (
+        "inconclusive: n=1; a verdict is decided from at least 3 seeds of each method it reads; the runs say: "
+        "reproduced: every method within 5 points of chance (10.00%)")
     (row,) = rotation_chance_rows([study([("frozen_ln", 13.87, 3), ("autonorm_s", 11.0, 3)])], REFERENCE)
     assert row.verdict == "reproduced: every method within 5 points of chance (10.00%)"
     (row,) = rotation_chance_rows([study([("frozen_ln", 16.01, 3), ("autonorm_s", 11.0, 3)])], REFERENCE)
     assert row.verdict == "contradicted: frozen_ln further than 5 points from chance"
+
+
+def test_the_seed_rule_holds_for_every_row_of_the_ledger(monkeypatch):
+    """mnist_patch4 after two runs: its gate curves (w_LN > 0.85 by epoch 5, H -> 0) and the routing claim were
+    "reproduced" and "contradicted" from AutoNorm-S's one seed, while its accuracy rows said "no test has
+    power". One rule for all: a verdict is decided from at least 3 seeds; below that, inconclusive with what
+    the runs say; a row that reads no seeds (n=0: the paper's arithmetic, a benchmark) is left alone."""
+    from autonorm.report.findings import page
+    from autonorm.report.findings.rows import Row
+
+    def rows(studies, reference):
+        return [Row("w_LN > 0.85 by epoch 5", "§4.5", "s", "1.000", "> 0.85", "reproduced", key="a", n=1),
+                Row("routing does not converge", "§5", "s", "H 0.000", "–", "contradicted: converges", key="b", n=2),
+                Row("H -> 0", "§4.6", "s", "0.000", "-> 0", "reproduced: both halves", key="c", n=3),
+                Row("22.75 RMSE", "Table 2", "–", "–", "22.75", "contradicted: the paper's own numbers", key="d"),
+                Row("A beats B", "Table 1", "s", "Δ +1", "+1", "inconclusive: 2 paired seed(s)", key="e", n=2)]
+
+    monkeypatch.setattr(page, "SECTIONS", [("t", rows)])
+    ((_, got),) = page.ledger([], REFERENCE)
+    assert [rules.category(r.verdict) for r in got] == ["inconclusive", "inconclusive", "reproduced",
+                                                        "contradicted", "inconclusive"]
+    assert got[0].verdict == ("inconclusive: n=1; a verdict is decided from at least 3 seeds of each method it "
+                              "reads; the runs say: reproduced")
+    assert got[1].verdict.endswith("the runs say: contradicted: converges")
+    assert got[4].verdict == "inconclusive: 2 paired seed(s)"
 
 
 def test_a_pilot_with_the_baseline_only_gives_no_within_ci_row():

@@ -102,8 +102,9 @@ def gates_per_selector(studies, reference, out_dir: Path, plt) -> str | None:
         ax.tick_params(labelsize=SMALL)
         ax.set_xlabel("block (1 = first)", fontsize=SMALL + 1)
         ax.set_ylabel("w_LN (1 = LayerNorm only)", fontsize=SMALL + 1)
+        # three lines: the alternative placement's words and the regime do not fit one panel's width
         ax.set_title(f"{pretty(d)}, {st.name} ({m}, n={g.seed.nunique()}), epoch {ep}\none selector "
-                     f"{placement_words(placement)}; {regime_words(ok)}",
+                     f"{placement_words(placement)}\n{regime_words(ok)}",
                      fontsize=SMALL + 1)
     _legend_below(fig, axes, 0.6 / (3.6 * nrows + 0.6))
     _save(fig, out_dir, "gates_per_selector.png")

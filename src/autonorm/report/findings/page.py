@@ -15,6 +15,7 @@ import os
 import platform
 import subprocess
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -98,7 +99,9 @@ def _code_changes(out: Path, figures_dir: Path) -> list[str]:
 def ledger(studies: list[Study], reference: pd.DataFrame) -> list[tuple[str, list[Row]]]:
     """The ledger's sections with their rows, every claim counted once across them."""
     built = [(title, build_rows(studies, reference)) for title, build_rows in SECTIONS]
-    flat = counted_rows([r for _, rows in built for r in rows])
+    # the seed rule, once for every row (a row's n is the fewest seeds of a method it reads)
+    flat = counted_rows([replace(r, verdict=rules.decided_from_seeds(r.verdict, r.n))
+                         for _, rows in built for r in rows])
     out, i = [], 0
     for title, rows in built:
         out.append((title, flat[i:i + len(rows)]))

@@ -96,6 +96,17 @@ def category(verdict: str) -> str:
     return "inconclusive"
 
 
+def decided_from_seeds(verdict: str, n: int) -> str:
+    """A verdict as the seed rule allows it: reproduced or contradicted only from at least
+    ``stats.MIN_N_POWER`` seeds of each method the row reads, a difference (whose test has no power below
+    that) and a level or a curve alike (a pilot's one run decides nothing); ``n`` 0 is a row that reads no
+    seeds (the paper's own numbers, a benchmark's record). Else inconclusive, with what the runs say."""
+    if category(verdict) in ("reproduced", "contradicted") and 0 < int(n) < stats.MIN_N_POWER:
+        return (f"inconclusive: n={int(n)}; a verdict is decided from at least {stats.MIN_N_POWER} seeds of each "
+                f"method it reads; the runs say: {verdict}")
+    return verdict
+
+
 # --------------------------------------------------------------------------- regime
 def summary_mean(summary: pd.DataFrame, d: str, method: str, metric: str) -> float:
     r = summary[(summary.dataset == d) & (summary.method == method) & (summary.metric == metric)]
