@@ -761,6 +761,19 @@ def test_the_seed_rule_holds_for_every_row_of_the_ledger(monkeypatch):
     assert got[4].verdict == "inconclusive: 2 paired seed(s)"
 
 
+def test_the_california_sentence_is_quoted_on_its_rmse_rows_only():
+    """"on California Housing, AutoNorm-S leads by 0.0013 RMSE (not statistically significant, p > 0.05)" speaks
+    of RMSE: the V-MAE column (0.3450 vs 0.3510) is the table's difference alone, with no equivalence claim;
+    it had borrowed the RMSE sentence and its "not statistically significant" test."""
+    from autonorm.report.findings.main_table import claim_of
+
+    claim, said, section = claim_of("california_housing", "rmse", "frozen_ln", -0.0013)
+    assert "0.0013 RMSE" in said and claim.equivalence and section.startswith("§4.2")
+    claim, said, section = claim_of("california_housing", "mae", "frozen_ln", 0.3450 - 0.3510)
+    assert said == "" and not claim.equivalence and section == "Table 2"
+    assert claim.size == pytest.approx(0.006) and claim.direction == -1
+
+
 def test_a_pilot_with_the_baseline_only_gives_no_within_ci_row():
     """A study that holds frozen_ln alone (mnist_patch4 after its pilot) has comparisons with n=0 and no means:
     the general "within the 95% CI" claim has no row from it (it once stopped the page on an all-NaN idxmax)."""
