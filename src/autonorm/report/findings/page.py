@@ -278,7 +278,8 @@ def readme_block(rows: list[Row], regime: list[tuple[str, str]], outside: list[t
     lines = [f"**The ledger** ([docs/findings.md](docs/findings.md); its terms at the top, the verdict words under "
              f"the ledger): {tally(rows)}.",
              f"**In the paper's regime** (its backbone, its 4 x 4 patch on vision, one selector per block, our "
-             f"LayerNorm model within 2 points of its FrozenLN): {where}."]
+             f"LayerNorm model within {rules.REGIME_ACCURACY_POINTS:g} points of its FrozenLN's accuracy, "
+             f"{100 * rules.REGIME_RMSE_RELATIVE:g}% of its RMSE): {where}."]
     for word, claims in decided.items():
         if claims:
             lines.append(f"**{word.capitalize()} there** ({len(claims)}): " + _listed(claims, 420) + ".")
