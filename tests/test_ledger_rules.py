@@ -556,7 +556,9 @@ def test_a_seed_whose_freeze_did_not_fire_reads_autonorm_s_as_its_unfrozen_auton
     configs = {f"{d}/autonorm_s/seed0": cfg, f"{d}/autonorm_s/seed1": {**cfg, "seed": 1},
                f"{d}/autonorm/seed1": {**cfg, "method": "autonorm", "seed": 1}}
     runs = pd.DataFrame({"dataset": [d] * 4, "method": ["autonorm_s", "autonorm_s", "autonorm", "autonorm"],
-                         "seed": [0, 1, 0, 1], "status": ["ok", "ok", "missing", "ok"], "message": [None] * 4})
+                         "seed": [0, 1, 0, 1], "status": ["ok", "ok", "missing", "ok"], "message": [None] * 4,
+                         "path": [f"runs/{d}/{m}/seed{k}" for m, k in [("autonorm_s", 0), ("autonorm_s", 1),
+                                                                       ("autonorm", 0), ("autonorm", 1)]]})
     values = pd.DataFrame({"dataset": [d] * 3, "method": ["autonorm_s", "autonorm_s", "autonorm"], "seed": [0, 1, 1],
                            "metric": ["rmse"] * 3, "value": [0.4703, 0.4611, 0.4655]})
     freeze = pd.DataFrame({"dataset": [d] * 2, "method": ["autonorm_s"] * 2, "seed": [0, 1], "enabled": [True, True],
@@ -566,6 +568,8 @@ def test_a_seed_whose_freeze_did_not_fire_reads_autonorm_s_as_its_unfrozen_auton
     out = alias_unfired_freeze(raw)
     assert out["runs"].status.tolist() == ["ok"] * 4
     assert "did not fire (mean H 0.056 < eps_H 0.1 at epoch 10)" in out["runs"].message.iat[2]
+    # the seed points at the run it reads: the runs trained are the finished rows' distinct folders (3, not 4)
+    assert out["runs"].path.iat[2] == f"runs/{d}/autonorm_s/seed0" and out["runs"].path.nunique() == 3
     got = out["values"][out["values"].method == "autonorm"].sort_values("seed").value.tolist()
     assert got == [0.4703, 0.4655]  # seed 0 is AutoNorm-S's number; seed 1 its own run's
     assert out["freeze"].equals(freeze)  # the freeze record stays AutoNorm-S's

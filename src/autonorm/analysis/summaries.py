@@ -55,6 +55,15 @@ def same_run_pairs(runs: pd.DataFrame) -> dict[str, dict[str, str]]:
     return out
 
 
+def _path_of(runs: pd.DataFrame, d: str, m: str, sd: int):
+    """The run folder of (dataset, method, seed): a seed read through another method's run points at the
+    run it reads, so that the runs trained are the distinct paths of the finished rows."""
+    if "path" not in runs:
+        return None
+    hit = runs[(runs.dataset == d) & (runs.method == m) & (runs.seed.astype(int) == sd)]
+    return hit.path.iloc[0] if len(hit) else None
+
+
 def _read_under(raw: dict, d: str, src: str, dst: str, sd: int, frames: Sequence[str]) -> dict:
     """``raw`` with ``src``'s rows of (dataset ``d``, seed ``sd``) in ``frames`` copied under ``dst``
     (replacing any rows ``dst`` had there)."""
@@ -92,6 +101,7 @@ def alias_same_runs(raw: dict) -> dict:
     for i, d, m, sd, twin in todo:
         runs.loc[i, "status"] = "ok"
         runs.loc[i, "message"] = f"the same training as {twin} seed {sd} (its finished run, read under {m})"
+        runs.loc[i, "path"] = _path_of(runs, d, twin, sd)
         out = _read_under(out, d, twin, m, sd, ("values", "history", "gates", "freeze", "corruptions"))
     out["runs"] = runs
     return out
@@ -146,6 +156,7 @@ def alias_unfired_freeze(raw: dict, frozen: str = "autonorm_s", unfrozen: str = 
         runs.loc[i, "status"] = "ok"
         runs.loc[i, "message"] = (f"{frozen} seed {sd}'s run: its freeze rule did not fire (mean H {h:.3f} < "
                                   f"eps_H {eps:g} at epoch {t:g}), so it is this seed's {unfrozen} run")
+        runs.loc[i, "path"] = _path_of(runs, d, frozen, sd)
         out = _read_under(out, d, frozen, unfrozen, sd, ("values", "history", "gates", "corruptions"))
     out["runs"] = runs
     return out

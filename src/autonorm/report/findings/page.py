@@ -175,14 +175,19 @@ def _studies_read(studies: list[Study]) -> list[str]:
     lines = []
     for st in studies:
         runs = st.ctx.runs
-        n_ok = int((runs.status == "ok").sum()) if not runs.empty else 0
+        ok = runs[runs.status == "ok"] if not runs.empty else runs
+        n_ok = len(ok)
+        # a seed read through another method's run (the same training) points at that run's folder
+        n_read = n_ok - int(ok.path.nunique()) if n_ok and "path" in ok else 0
         src = ""
         if st.record is not None:
             mans = st.record["manifests"]
             commits = ", ".join(dict.fromkeys(str(m.get("commit") or "?")[:7] for m in mans))
             dates = ", ".join(dict.fromkeys(str(m.get("recorded_utc", "?"))[:10] for m in mans))
             src = f", recorded in {len(mans)} part(s) at commit {commits} on {dates}"
-        lines.append(f"- **{st.name}** (`{st.root.as_posix()}`{src}): {n_ok} finished runs; datasets "
+        read = (f" (and {n_read} seed(s) of another method read through one of them: the same training)"
+                if n_read else "")
+        lines.append(f"- **{st.name}** (`{st.root.as_posix()}`{src}): {n_ok - n_read} finished runs{read}; datasets "
                      f"{', '.join(pretty(d) for d in dict.fromkeys(st.ctx.summary.dataset))}.")
         lines += _record_lines(st)
     missing = [n for n, _, _ in STUDIES if n not in {s.name for s in studies}]
