@@ -163,6 +163,51 @@ def test_the_stated_number_is_a_part_of_the_claim():
                         "excluded (one-sided 95% bound -0.041")
 
 
+def test_a_stated_number_is_excluded_from_either_side():
+    """A stated number is a point: the data exclude it from above as from below. mnist_per_block's
+    AutoNorm-S - the Teacher MLP: Δ +2.03, 95% CI [+1.75, +2.31] over 5 seeds, against the table's +1.2.
+    The 90% interval's lower end is 2.03 - t(0.95, 4) x se, se = 0.28 / t(0.975, 4) = 0.1009: +1.815, so
+    the paper's +1.2 is excluded, the lead larger than stated. Before: "reproduced" (a larger effect than
+    stated was not held against it), while California's -0.196 over the Teacher, excluded from the
+    other side, read "contradicted"."""
+    teacher = Claim(+1, False, 1.2, ("AutoNorm-S", "teacher_mlp"), ("the table's difference", ""))
+    se = 0.28 / 2.7764451051977987
+    p = Paired(5, 2.03, se * math.sqrt(5), 0.0001, family=3)
+    lo90 = 2.03 - 2.131846786326649 * se
+    assert lo90 == pytest.approx(1.815, abs=1e-3)
+    v = rules.judge(p, teacher, MNIST_MARGIN)
+    assert v.startswith("contradicted (the table's difference): the table's difference of the paper's +1.2 is "
+                        "excluded: the difference is larger than stated (one-sided 95% bound +1.82; the paper's "
+                        "sign, p (Holm, 3 tests) = 0.0001)")
+    # mirrored: the same interval around -2.03 against a stated -1.2 (an RMSE, lower is better)
+    rmse = Claim(-1, False, 1.2, ("AutoNorm-S", "teacher_mlp"), ("the table's difference", ""), higher_is_better=False)
+    assert rules.judge(Paired(5, -2.03, se * math.sqrt(5), 0.0001, family=3), rmse, math.nan).startswith(
+        "contradicted (the table's difference): the table's difference of the paper's -1.2 is excluded: the "
+        "difference is larger than stated (one-sided 95% bound -1.82")
+    # the stated number inside the interval: the difference holds (90% CI 1.3 +- 0.215 holds 1.2)
+    assert rules.judge(Paired(5, 1.3, se * math.sqrt(5), 0.0001, family=3), teacher, MNIST_MARGIN).startswith(
+        "reproduced: the table's difference holds")
+    # a meaningful difference of no stated size ("outperform") and a direction alone have no top to exceed
+    for size in (math.inf, 0.0):
+        claim = Claim(+1, False, size, ("autonorm", "random"), ("the learned gate's advantage", ""))
+        assert rules.judge(p, claim, MNIST_MARGIN).startswith("reproduced")
+
+
+def test_a_stated_range_is_excluded_only_outside_it():
+    """Distillation's "0.4%--0.8%": an effect inside the range holds, one wholly above it (or below) is
+    excluded. Three seeds, sd 0.1: se 0.0577, t(0.95, 2) x se = 0.1686."""
+    claim = Claim(+1, False, 0.4, ("distill", "base"), ("the stated effect", ""), size_hi=0.8)
+    assert claim.stated_text() == "+0.4 to +0.8"
+    assert rules.judge(Paired(3, 0.6, 0.1, 0.01), claim, MNIST_MARGIN).startswith("reproduced")
+    assert rules.judge(Paired(3, 0.95, 0.1, 0.01), claim, MNIST_MARGIN).startswith("reproduced")  # 0.781 < 0.8
+    above = rules.judge(Paired(3, 1.0, 0.1, 0.01), claim, MNIST_MARGIN)                           # 0.831 > 0.8
+    assert above.startswith("contradicted (the stated effect): the stated effect of the paper's +0.4 to +0.8 is "
+                            "excluded: the difference is larger than stated (one-sided 95% bound +0.831")
+    below = rules.judge(Paired(3, 0.2, 0.1, 0.04), claim, MNIST_MARGIN)                           # 0.369 < 0.4
+    assert below.startswith("contradicted (the stated effect): the stated effect of the paper's +0.4 to +0.8 is "
+                            "excluded (one-sided 95% bound +0.369")
+
+
 def test_the_margin_applies_against_the_paper_too():
     """Learned minus random on mnist_regime, +0.14 / +0.22 / +0.09, Holm p 0.058: the abstract says
     random selectors outperform learned ones. A random advantage of the margin (0.395) is excluded,

@@ -305,10 +305,12 @@ class Claim:
     "comparable" or "not significant", ``size`` the stated difference's size: a number the paper
     states (the table's difference, "leads by 0.36"), held against the one-sided 95% bound as it is;
     math.inf for a meaningful difference of no stated size ("outperform"), held against the margin;
-    0 for a direction alone. ``sides`` names the reference and the other arm, ``parts`` the two parts,
-    for the wording; ``higher_is_better`` whether a larger value is the better one (False for an
-    RMSE, a perplexity, an epoch count) and ``better`` the word for the better side ("faster" for an
-    epoch count)."""
+    0 for a direction alone. A stated number is a point (``size_hi`` NaN) or the range ``size`` to
+    ``size_hi`` the paper gives ("+0.4 to +0.8"): the data exclude it on either side alike, a larger
+    effect than stated as a smaller one. ``sides`` names the reference and the other arm, ``parts``
+    the two parts, for the wording; ``higher_is_better`` whether a larger value is the better one
+    (False for an RMSE, a perplexity, an epoch count) and ``better`` the word for the better side
+    ("faster" for an epoch count)."""
     direction: int = 0
     equivalence: bool = False
     size: float = 0.0
@@ -316,6 +318,22 @@ class Claim:
     parts: tuple[str, str] = ("the lead", "the equivalence")
     higher_is_better: bool = True
     better: str = "better"
+    size_hi: float = math.nan
+
+    @property
+    def stated_top(self) -> float:
+        """The largest size the paper states (its number, or the top of its range); NaN where it
+        states none ("outperform", a direction alone): such a claim has no size to exceed."""
+        if math.isinf(self.size) or not self.size > 0:
+            return math.nan
+        return self.size_hi if math.isfinite(self.size_hi) else self.size
+
+    def stated_text(self) -> str:
+        """The paper's signed number or range, in words: "+0.36", "+0.4 to +0.8"."""
+        s = self.direction or 1
+        if math.isfinite(self.size_hi) and self.size_hi != self.size:
+            return f"{s * self.size:+.3g} to {s * self.size_hi:+.3g}"
+        return f"{s * self.size:+.3g}"
 
 
 def threshold(claim: Claim, m: float) -> float:
@@ -345,9 +363,10 @@ def exclusion(p: Paired, claim: Claim) -> str:
 
 
 def _direction_part(p: Paired, claim: Claim, limit: float) -> tuple[str, str]:
-    """The stated direction and its size: reversed (significant, the other sign) or the stated size
-    excluded (the one-sided 95% bound in the paper's direction below ``limit``): contradicted; the
-    paper's sign at Holm p < 0.05 with the stated size not excluded: holds."""
+    """The stated direction and its size: reversed (significant, the other sign) or the stated number
+    excluded, on either side (the one-sided 95% bound in the paper's direction below ``limit``, or
+    the other end of the 90% interval beyond the largest stated size): contradicted; the paper's sign
+    at Holm p < 0.05 with the stated number not excluded: holds."""
     s, name = claim.direction, claim.parts[0]
     sig = math.isfinite(p.p_holm) and p.p_holm < 0.05
     p_s = p.p_text()
@@ -355,11 +374,16 @@ def _direction_part(p: Paired, claim: Claim, limit: float) -> tuple[str, str]:
         return "contradicted", f"{name} is reversed (the opposite sign, {p_s})"
     lo, hi = p.ci(0.90)
     bound = hi if s > 0 else lo
+    why = f"the paper's sign, {p_s}" if sig else f"not significant either way, {p_s}"
     if math.isfinite(limit) and math.isfinite(bound) and s * bound < limit:
         stated = (f"of the margin (±{limit:.3g}) or more" if math.isinf(claim.size)
-                  else f"of the paper's {s * limit:+.3g}")
-        why = f"the paper's sign, {p_s}" if sig else f"not significant either way, {p_s}"
+                  else f"of the paper's {claim.stated_text() if limit == claim.size else f'{s * limit:+.3g}'}")
         return "contradicted", f"{name} {stated} is excluded (one-sided 95% bound {bound:+.3g}; {why})"
+    # the same number from above: an effect larger than stated excludes the number as surely
+    top, near = claim.stated_top, (lo if s > 0 else hi)
+    if math.isfinite(top) and math.isfinite(near) and s * near > top:
+        return "contradicted", (f"{name} of the paper's {claim.stated_text()} is excluded: the difference is "
+                                f"larger than stated (one-sided 95% bound {near:+.3g}; {why})")
     if sig:
         return "holds", f"{name} holds (the paper's sign, {p_s})"
     mdd = f"; detectable Δ {p.mdd_holm:.3g}" if math.isfinite(p.mdd_holm) else ""
