@@ -176,3 +176,25 @@ def test_a_page_written_elsewhere_leaves_the_readme_alone(tmp_path, monkeypatch)
     assert (tmp_path / "README.md").read_text() == "x\n<!-- findings:start -->\nold\n<!-- findings:end -->\n"
     assert findings.main(["--findings"]) == 0  # docs/findings.md: the README beside it
     assert "**The ledger**" in (tmp_path / "README.md").read_text()
+
+
+def test_the_forest_draws_every_in_regime_comparison_of_an_rmse_too(tmp_path):
+    """The forest plot holds every comparison of the primary metric the ledger judges in the paper's
+    regime: California's learned-vs-random rows (an RMSE) were left out when it drew accuracy alone,
+    though the ledger decides them (california_depth, 12 x 128)."""
+    from pathlib import Path
+
+    from autonorm.analysis.collect import load_reference
+    from autonorm.report.findings.figures import forest_rows
+    from autonorm.report.findings.studies import find_studies
+
+    root = Path(__file__).resolve().parents[1]
+    folder = root / "studies" / "california_depth"
+    studies = find_studies([("california_depth", str(folder))], root / "studies", tmp_path)
+    rows = forest_rows(studies, load_reference(None))
+    labels = {r[0].split(", n=")[0]: r for r in rows}
+    assert "california_depth, California Housing: autonorm_s − frozen_ln (stated lead and equivalence)" in labels
+    lvr = [r for k, r in labels.items() if k.endswith("autonorm − random")]
+    assert len(lvr) == 1 and lvr[0][-1] == "rmse"
+    label, diff, lo90, hi90, lo95, hi95, m, paper, metric = lvr[0]
+    assert lo95 < lo90 < diff < hi90 < hi95 and m == pytest.approx(0.004 * 0.4905) and math.isnan(paper)

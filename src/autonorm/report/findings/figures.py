@@ -210,10 +210,10 @@ def forest_rows(studies, reference) -> list[tuple]:
         for r in (lr.itertuples(index=False) if not lr.empty else []):
             ok, _ = rules.study_regime(st, reference, r.dataset)
             p = Paired.of(r._asdict())
-            if ok is True and r.metric == "accuracy" and p.testable:
-                m = rules.margin("accuracy", rules.paper_value(reference, r.dataset, "frozen_ln", "accuracy"))
+            if ok is True and r.metric in ("accuracy", "rmse") and p.testable:
+                m = rules.margin(r.metric, rules.paper_value(reference, r.dataset, "frozen_ln", r.metric))
                 out.append((f"{st.name}, {pretty(r.dataset)}: {r.method_a} − random, n={p.n}", p.diff, *p.ci(0.90),
-                            *p.ci(), m, math.nan, "accuracy"))
+                            *p.ci(), m, math.nan, r.metric))
     return out
 
 
@@ -242,8 +242,8 @@ def forest(studies, reference, out_dir: Path, plt) -> str | None:
         ax.tick_params(axis="x", labelsize=SMALL)
         ax.set_xlabel(f"paired difference, {mt} ({'points' if mt == 'accuracy' else 'RMSE'}; first minus second)",
                       fontsize=SMALL + 1)
-    axes[0, 0].set_title("Every accuracy comparison in the paper's regime: ours (dot; thick: 90% CI, thin: 95% CI),\n"
-                         "the paper's (red x), the margin (green band)", fontsize=SMALL + 1)
+    axes[0, 0].set_title("Every comparison of the primary metric in the paper's regime:\nours (dot; thick: 90% CI, "
+                         "thin: 95% CI), the paper's (red x), the margin (green band)", fontsize=SMALL + 1, loc="right")
     fig.tight_layout()
     _save(fig, out_dir, "forest_in_regime.png")
     return ("Every paired comparison of the primary metric (accuracy; RMSE) the ledger judges in the paper's regime "
@@ -251,8 +251,8 @@ def forest(studies, reference, out_dir: Path, plt) -> str | None:
             "with its 90% CI (thick: the interval every verdict uses, its ends the one-sided 95% bounds) and its 95% CI "
             "(thin), the paper's difference where its tables give one (red x), and the margin (green band: 0.4% of "
             "the paper's FrozenLN value; docs/method.md section 11). A thick bar inside the band is an equivalence, "
-            "one wholly outside it a difference beyond the margin; a red x beyond the thick bar's end on its side is "
-            "a stated difference the data exclude. An arm outside its band (ours more than 2 points below the "
+            "one wholly outside it a difference beyond the margin; a red x outside the thick bar, on either side, is "
+            "a stated difference the data exclude (a larger difference than stated excludes it as a smaller one does). An arm outside its band (ours more than 2 points below the "
             "paper's number for it) decides nothing where it is the worse arm.")
 
 
