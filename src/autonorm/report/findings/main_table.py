@@ -123,13 +123,8 @@ def _comparison_rows(studies, reference, d, src, metric, label, m, pa, pb) -> li
             verdict = "not testable here: the two methods are the same training"
         else:
             verdict = rules.out_of_regime(rules.judge(p, claim, margin), in_regime, why)
-        # both arms by one band (frozen_ln's band is the regime itself): an arm far below the paper's
-        # number for it decides nothing where it is the worse arm (rules.both_arms)
-        bands = {a: rules.arm_band(st.ctx.summary, reference, d, metric, a) for a in ("autonorm_s", m)
-                 if a != "frozen_ln"}
         mean_a, mean_b = fnum(c.get("mean_a")), fnum(c.get("mean_b"))
-        worse = rules.worse_arm("autonorm_s", m, mean_a, mean_b, stats.higher_is_better(metric))
-        verdict, band = rules.both_arms(verdict, bands, worse)
+        verdict, band = _both_arms(st, reference, d, metric, m, mean_a, mean_b, verdict)
         ours = (f"Δ {p.text()}; over these seeds AutoNorm-S {fmt(mean_a)}, "
                 f"{st.ctx.method_label(src, m)} {fmt(mean_b)}")
         if band:
@@ -138,6 +133,16 @@ def _comparison_rows(studies, reference, d, src, metric, label, m, pa, pb) -> li
         out.append(Row(text, section, f"{st.where(src, n=p.n)}, one selector {placement_words(placement)}", ours,
                        f"{paper_diff:+.3g}", verdict, key=key, in_regime=in_regime, n=p.n, placement=placement))
     return out
+
+
+def _both_arms(st: Study, reference: pd.DataFrame, d: str, metric: str, other: str, mean_a: float,
+               mean_b: float, verdict: str) -> tuple[str, str]:
+    """Both arms of AutoNorm-S against ``other`` by one band (frozen_ln's band is the regime itself): an
+    arm far below the paper's number for it decides nothing where it is the worse arm (rules.both_arms)."""
+    bands = {a: rules.arm_band(st.ctx.summary, reference, d, metric, a) for a in ("autonorm_s", other)
+             if a != "frozen_ln"}
+    worse = rules.worse_arm("autonorm_s", other, mean_a, mean_b, stats.higher_is_better(metric))
+    return rules.both_arms(verdict, bands, worse)
 
 
 def ptb_perplexity_rows(studies: list[Study], reference: pd.DataFrame) -> list[Row]:
@@ -225,10 +230,12 @@ def within_ci_general_rows(studies: list[Study], reference: pd.DataFrame) -> lis
             m = rules.margin("accuracy", rules.paper_value(reference, d, "frozen_ln", "accuracy"))
             claim = Claim(0, True, 0.0, ("AutoNorm-S", str(best.method_b)), ("", "\"within the 95% CI\""))
             in_regime, why = rules.study_regime(st, reference, d)
+            verdict, band = _both_arms(st, reference, d, "accuracy", str(best.method_b), fnum(best.get("mean_a")),
+                                       fnum(best.get("mean_b")), rules.out_of_regime(rules.judge(p, claim, m),
+                                                                                     in_regime, why))
             rows.append(Row(f"{pretty(d)}: AutoNorm-S within the 95% CI of the best static baseline on a stationary "
                             f"dataset; the paper: {quote('within_ci_general')}", section_of("within_ci_general"),
                             st.where_gated(d, n=p.n), f"AutoNorm-S − {best.method_b} (the better static norm here): "
-                            f"Δ {p.text()}", "within the 95% CI",
-                            rules.out_of_regime(rules.judge(p, claim, m), in_regime, why),
+                            f"Δ {p.text()}" + (f" ({band})" if band else ""), "within the 95% CI", verdict,
                             key="within_ci_general", in_regime=in_regime, n=p.n, placement=st.placement(d)))
     return rows
