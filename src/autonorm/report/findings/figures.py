@@ -252,7 +252,8 @@ def forest(studies, reference, out_dir: Path, plt) -> str | None:
             "(thin), the paper's difference where its tables give one (red x), and the margin (green band: 0.4% of "
             "the paper's FrozenLN value; docs/method.md section 11). A thick bar inside the band is an equivalence, "
             "one wholly outside it a difference beyond the margin; a red x outside the thick bar, on either side, is "
-            "a stated difference the data exclude (a larger difference than stated excludes it as a smaller one does). An arm outside its band (ours more than 2 points below the "
+            "a stated difference the data exclude (a larger difference than stated excludes it as a smaller one "
+            "does). An arm outside its band (ours more than 2 points below the "
             "paper's number for it) decides nothing where it is the worse arm.")
 
 
