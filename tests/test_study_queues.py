@@ -1,6 +1,7 @@
-"""The mnist_patch4 study's worker queue (studies/mnist_patch4/queue.sh), run against a stub `snakemake`
-that writes each target it is asked for: the pilot's rule, the list's order, a run another worker holds,
-and unfrozen AutoNorm trained only for the seeds whose AutoNorm-S froze."""
+"""The study workers (studies/mnist_patch4/queue.sh, studies/california_depth/queue.sh, their shared part
+studies/queue_lib.sh), run against a stub `snakemake` that writes each target it is asked for: the pilot's
+rule, the list's order, a run another worker holds, two workers at once, and unfrozen AutoNorm trained
+only for the seeds whose AutoNorm-S froze."""
 from __future__ import annotations
 
 import fcntl
@@ -11,26 +12,33 @@ from pathlib import Path
 
 import pytest
 
-QUEUE = Path(__file__).resolve().parents[1] / "studies" / "mnist_patch4" / "queue.sh"
+STUDIES = Path(__file__).resolve().parents[1] / "studies"
+#: each study's worker, the eval folder of its dataset, its pilot's metric with an in-regime and an
+#: out-of-regime value (README rule 1: MNIST accuracy >= 96.82, California RMSE <= 0.5396)
+QUEUES = {"mnist_patch4": ("results/mnist_patch4/eval/mnist", "MNIST_RAW", 98.37, 96.5),
+          "california_depth": ("results/california_depth/eval/california_housing", "CAL_RAW", 0.4633, 0.5412)}
 
 # the stub: appends its target to trained.log and writes it; an AutoNorm-S run writes its freeze record,
 # froze when its seed is listed in $FREEZES
 STUB = r"""#!/usr/bin/env bash
 target=$1
-echo "${target#results/mnist_patch4/eval/mnist/}" >> "$STUB_LOG"
+echo "${target#$EVAL/}" >> "$STUB_LOG"
+sleep "${STUB_SECONDS:-0}"
 mkdir -p "$(dirname "$target")"
-echo "{\"test\": {\"accuracy\": $PILOT_ACC}}" > "$target"
+echo "{\"test\": {\"accuracy\": $PILOT, \"rmse\": $PILOT}}" > "$target"
 case $target in */autonorm_s/seed*)
-  s=$(basename "$target" .json); d=results/mnist_patch4/runs/mnist/autonorm_s/$s; mkdir -p "$d"
+  s=$(basename "$target" .json); d=${target/\/eval\//\/runs\/}; d=${d%.json}; mkdir -p "$d"
   case " $FREEZES " in *" $s "*) f=true;; *) f=false;; esac
   echo "{\"froze\": $f}" > "$d/freeze.json";;
 esac
 """
 
 
-def _queue(tmp_path: Path, todo: list[str], freezes: str = "", pilot_acc: float = 98.37):
+def _queue(tmp_path: Path, todo: list[str], freezes: str = "", study: str = "mnist_patch4", in_regime: bool = True,
+           workers: int = 1, stub_seconds: float = 0):
     if shutil.which("flock") is None:
         pytest.skip("flock (util-linux) is not installed")
+    eval_dir, raw_var, good, bad = QUEUES[study]
     work, bin_ = tmp_path / "worktree", tmp_path / "bin"
     work.mkdir(exist_ok=True)
     bin_.mkdir(exist_ok=True)
@@ -39,23 +47,37 @@ def _queue(tmp_path: Path, todo: list[str], freezes: str = "", pilot_acc: float 
     (tmp_path / "todo.txt").write_text("\n".join(todo) + "\n")
     log = tmp_path / "trained.log"
     env = {**os.environ, "PATH": f"{bin_}{os.pathsep}{os.environ['PATH']}", "WORKTREE": str(work),
-           "MNIST_RAW": str(tmp_path / "raw with space"), "TODO": str(tmp_path / "todo.txt"),
-           "STUB_LOG": str(log), "FREEZES": freezes, "PILOT_ACC": str(pilot_acc)}
-    proc = subprocess.run(["bash", str(QUEUE)], env=env, capture_output=True, text=True, timeout=120)
+           raw_var: str(tmp_path / "raw with space"), "TODO": str(tmp_path / "todo.txt"), "EVAL": eval_dir,
+           "STUB_LOG": str(log), "FREEZES": freezes, "PILOT": str(good if in_regime else bad),
+           "STUB_SECONDS": str(stub_seconds)}
+    procs = [subprocess.Popen(["bash", str(STUDIES / study / "queue.sh")], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(workers)]
+    outs = [p.communicate(timeout=120) for p in procs]
     trained = log.read_text().split() if log.exists() else []
-    return proc, trained
+    return [(p.returncode, *o) for p, o in zip(procs, outs)], trained
 
 
-def test_the_queue_trains_the_list_in_order_and_unfrozen_autonorm_only_where_the_freeze_fired(tmp_path):
+@pytest.mark.parametrize("study", list(QUEUES))
+def test_the_queue_trains_the_list_in_order_and_unfrozen_autonorm_only_where_the_freeze_fired(tmp_path, study):
     todo = ["autonorm_s/seed0", "frozen_ln/seed1", "autonorm_s/seed1", "random/seed0"]
-    proc, trained = _queue(tmp_path, todo, freezes="seed1")
-    assert proc.returncode == 0, proc.stderr
+    ((rc, out, err),), trained = _queue(tmp_path, todo, freezes="seed1", study=study)
+    assert rc == 0, err
     assert trained == ["frozen_ln/seed0.json", "autonorm_s/seed0.json", "frozen_ln/seed1.json",
                        "autonorm_s/seed1.json", "autonorm/seed1.json", "random/seed0.json"]
     # a second worker started later finds nothing left: no run twice
     (tmp_path / "trained.log").unlink()
-    proc, trained = _queue(tmp_path, todo, freezes="seed1")
-    assert proc.returncode == 0 and trained == []
+    ((rc, out, err),), trained = _queue(tmp_path, todo, freezes="seed1", study=study)
+    assert rc == 0 and trained == []
+
+
+@pytest.mark.parametrize("study", list(QUEUES))
+def test_two_workers_at_once_train_each_run_once(tmp_path, study):
+    """Two workers started together (one a core): each run of the list, and the pilot, is trained once."""
+    todo = [f"{m}/seed{s}" for s in range(3) for m in ("frozen_ln", "autonorm_s", "random")]
+    results, trained = _queue(tmp_path, todo, freezes="seed2", study=study, workers=2, stub_seconds=0.3)
+    assert [rc for rc, _, _ in results] == [0, 0], [e for _, _, e in results]
+    want = {f"{t}.json" for t in todo} | {"autonorm/seed2.json"}   # the pilot is frozen_ln/seed0
+    assert sorted(trained) == sorted(want) and len(trained) == len(want)
 
 
 def test_a_run_another_worker_holds_is_left_to_it(tmp_path):
@@ -64,13 +86,21 @@ def test_a_run_another_worker_holds_is_left_to_it(tmp_path):
     claims.mkdir(parents=True)
     with open(claims / "autonorm_s_seed0.lock", "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # "another worker is training it"
-        proc, trained = _queue(tmp_path, todo, freezes="seed0")
-    assert proc.returncode == 0, proc.stderr
+        ((rc, out, err),), trained = _queue(tmp_path, todo, freezes="seed0")
+    assert rc == 0, err
     # neither the held run nor its unfrozen twin (its freeze is not decided yet) is taken here
     assert trained == ["frozen_ln/seed0.json", "frozen_ln/seed1.json"]
 
 
-def test_a_pilot_out_of_the_regime_stops_the_queue(tmp_path):
-    proc, trained = _queue(tmp_path, ["autonorm_s/seed0"], pilot_acc=96.5)
-    assert proc.returncode == 3 and "out of regime" in proc.stdout
+@pytest.mark.parametrize("study", list(QUEUES))
+def test_a_pilot_out_of_the_regime_stops_the_queue(tmp_path, study):
+    ((rc, out, err),), trained = _queue(tmp_path, ["autonorm_s/seed0"], study=study, in_regime=False)
+    assert rc == 3 and "out of regime" in out
     assert trained == ["frozen_ln/seed0.json"]
+
+
+def test_the_california_list_is_rule_3_seed_by_seed_then_the_other_baselines():
+    todo = (STUDIES / "california_depth" / "todo.txt").read_text().split()
+    rule3 = [f"{m}/seed{s}" for s in range(5) for m in ("frozen_ln", "autonorm_s", "random", "teacher_mlp")]
+    assert todo[:20] == rule3 and len(todo) == len(set(todo)) == 35
+    assert {t.split("/")[0] for t in todo[20:]} == {"adanorm", "film", "dyt"}
