@@ -296,36 +296,71 @@ def test_twice_the_margin_is_printed_to_the_margins_precision():
 
 
 def test_both_arms_by_one_band():
-    """An arm outside the band frozen_ln must meet decides nothing where it is the worse arm: mnist_regime's
-    AutoNorm-S (97.10 against the paper's 99.18, 2.08 below) behind frozen_ln, as the Teacher MLP (95.41
-    against 97.98) behind AutoNorm-S; where the arm outside its band is the better one, its shortfall
-    cannot explain the difference and the verdict stands."""
+    """An arm outside the band frozen_ln must meet decides nothing where its deviation points the way the
+    result went: mnist_regime's AutoNorm-S (97.10 against the paper's 99.18, 2.08 below) behind frozen_ln
+    (our -0.49 against the paper's +0.36: AutoNorm-S behind by more than the paper says, what its shortfall
+    would make), as the Teacher MLP (95.41 against 97.98) behind AutoNorm-S (ours +1.69 against +1.2:
+    AutoNorm-S ahead by more, what the Teacher's shortfall would make). A deviation that points the
+    other way cannot explain the result, and the verdict stands."""
     summary = pd.DataFrame({"dataset": ["mnist"] * 3, "method": ["autonorm_s", "teacher_mlp", "adanorm"],
                             "metric": ["accuracy"] * 3, "mean": [97.10, 95.41, 97.64]})
     reference = pd.concat([REFERENCE, pd.DataFrame([{"dataset": "mnist", "method": "teacher_mlp",
                                                      "metric": "accuracy", "mean": 97.98}])])
     an = rules.arm_band(summary, reference, "mnist", "accuracy", "autonorm_s")
-    assert an == (False, "our autonorm_s 97.10 vs the paper's 99.18 (within 2 points: no)")
-    worse = rules.worse_arm("autonorm_s", "frozen_ln", 97.10, 97.59, True)
-    v, note = rules.both_arms("contradicted (the lead): x", {"autonorm_s": an}, worse)
-    assert v == ("inconclusive: autonorm_s is outside the band frozen_ln meets and is the worse arm here (our "
-                 "autonorm_s 97.10 vs the paper's 99.18 (within 2 points: no)), so its shortfall may be the "
-                 "difference; the runs say: contradicted (the lead): x")
+    assert an == (-1, "our autonorm_s 97.10 vs the paper's 99.18 (within 2 points: no, worse)")
+    ahead = rules.ahead_of_paper(97.10, 97.59, 99.18, 98.82, True)
+    assert ahead == pytest.approx(-0.85)   # -0.49 - 0.36
+    v, note = rules.both_arms("contradicted (the lead): x", {"autonorm_s": an}, "autonorm_s", "frozen_ln", ahead)
+    assert v == ("inconclusive: autonorm_s is outside the band frozen_ln meets (our autonorm_s 97.10 vs the paper's "
+                 "99.18 (within 2 points: no, worse)), and its shortfall points the way the result went (autonorm_s "
+                 "worse against frozen_ln than the paper's numbers say), so it may be the difference; the runs say: "
+                 "contradicted (the lead): x")
     assert note.endswith("outside the band frozen_ln meets")
     teacher = rules.arm_band(summary, reference, "mnist", "accuracy", "teacher_mlp")
-    v, _ = rules.both_arms("reproduced: x", {"autonorm_s": an, "teacher_mlp": teacher},
-                           rules.worse_arm("autonorm_s", "teacher_mlp", 97.10, 95.41, True))
-    assert v.startswith("inconclusive: teacher_mlp is outside the band")
-    # AutoNorm-S outside its band but the better arm (against random): the verdict stands
-    assert rules.both_arms("contradicted (random's advantage): x", {"autonorm_s": an},
-                           rules.worse_arm("autonorm_s", "random", 97.10, 96.95, True))[0] == \
+    ahead = rules.ahead_of_paper(97.10, 95.41, 99.18, 97.98, True)
+    assert ahead == pytest.approx(0.49)    # +1.69 - 1.2
+    v, _ = rules.both_arms("reproduced: x", {"autonorm_s": an, "teacher_mlp": teacher}, "autonorm_s", "teacher_mlp",
+                           ahead)
+    assert v.startswith("inconclusive: teacher_mlp is outside the band frozen_ln meets (our teacher_mlp 95.41 vs the "
+                        "paper's 97.98 (within 2 points: no, worse)), and its shortfall points the way the result went")
+    # AutoNorm-S below its band but ahead of random (no paper difference: read against 0): its shortfall
+    # cannot have put it ahead, and the verdict stands
+    assert rules.both_arms("contradicted (random's advantage): x", {"autonorm_s": an}, "autonorm_s", "random",
+                           rules.ahead_of_paper(97.10, 96.95, math.nan, math.nan, True))[0] == \
         "contradicted (random's advantage): x"
-    # lower is better: the arm with the larger RMSE is the worse
-    assert rules.worse_arm("autonorm_s", "frozen_ln", 0.51, 0.50, False) == "autonorm_s"
     adanorm = rules.arm_band(summary, REFERENCE, "mnist", "accuracy", "adanorm")
-    assert adanorm[0] is True and rules.both_arms("contradicted: y", {"adanorm": adanorm}, "adanorm") == \
-        ("contradicted: y", "")
+    assert adanorm[0] == 0 and rules.both_arms("contradicted: y", {"adanorm": adanorm}, "autonorm_s", "adanorm",
+                                                -1.0) == ("contradicted: y", "")
     assert rules.arm_band(summary, reference, "mnist", "rotation_accuracy", "teacher_mlp") == (None, "")
+
+
+def test_the_band_holds_both_ways():
+    """california_depth: the Teacher MLP's RMSE 0.6151 is 10.2% *better* than the paper's 0.685 (the band is
+    10%), and AutoNorm-S's lead over it, -0.150, is smaller than the table's -0.196: what a Teacher better
+    than the paper's would make, so the contradiction of the stated number decides nothing (before: the band
+    was one-sided, and the row read "contradicted"). By hand: 0.6151 / 0.685 - 1 = -0.102; ahead = (0.4649 -
+    0.6151) - (0.4892 - 0.685) = +0.0456 in RMSE, -0.0456 in the better direction (AutoNorm-S behind)."""
+    summary = pd.DataFrame({"dataset": ["california_housing"] * 2, "method": ["autonorm_s", "teacher_mlp"],
+                            "metric": ["rmse"] * 2, "mean": [0.4649, 0.6151]})
+    reference = pd.concat([REFERENCE, pd.DataFrame([
+        {"dataset": "california_housing", "method": "autonorm_s", "metric": "rmse", "mean": 0.4892},
+        {"dataset": "california_housing", "method": "teacher_mlp", "metric": "rmse", "mean": 0.685}])])
+    an = rules.arm_band(summary, reference, "california_housing", "rmse", "autonorm_s")
+    teacher = rules.arm_band(summary, reference, "california_housing", "rmse", "teacher_mlp")
+    assert an[0] == 0 and teacher == (1, "our teacher_mlp 0.6151 vs the paper's 0.685 (within 10%: no, better)")
+    ahead = rules.ahead_of_paper(0.4649, 0.6151, 0.4892, 0.685, False)
+    assert ahead == pytest.approx(-0.0456)
+    v, _ = rules.both_arms("contradicted (the table's difference): x", {"autonorm_s": an, "teacher_mlp": teacher},
+                           "autonorm_s", "teacher_mlp", ahead)
+    assert v.startswith("inconclusive: teacher_mlp is outside the band frozen_ln meets (our teacher_mlp 0.6151 vs the "
+                        "paper's 0.685 (within 10%: no, better)), and its excess points the way the result went "
+                        "(autonorm_s worse against teacher_mlp than the paper's numbers say)")
+    # a Teacher that good cannot explain AutoNorm-S ahead by *more* than the table says: that verdict stands
+    assert rules.both_arms("contradicted (the table's difference): y", {"teacher_mlp": teacher}, "autonorm_s",
+                           "teacher_mlp", 0.05)[0].startswith("contradicted")
+    # the regime's band is the same, both ways: a frozen_ln 12% better than the paper's is out of it
+    ok, why = rules.regime(_summary("california_housing", "rmse", 0.43, 1.17), REFERENCE, "california_housing")
+    assert ok is False and "(within 10%: no, better)" in why
 
 
 def test_the_patch_is_part_of_the_regime():
@@ -856,8 +891,9 @@ def test_the_within_ci_rows_hold_both_arms_to_one_band():
                                run_config=lambda d, m="autonorm_s": {"model": {"depth": 8, "dim": 128, "patch_size": 4}},
                                where_gated=lambda d, n=None: "a study", placement=lambda d: "per_block")
     (row,) = within_ci_general_rows([study(96.0)], REFERENCE)
-    assert row.verdict.startswith("inconclusive: autonorm_s is outside the band frozen_ln meets and is the worse arm "
-                                  "here (our autonorm_s 96.00 vs the paper's 99.18 (within 2 points: no))")
+    assert row.verdict.startswith("inconclusive: autonorm_s is outside the band frozen_ln meets (our autonorm_s 96.00 "
+                                  "vs the paper's 99.18 (within 2 points: no, worse)), and its shortfall points the "
+                                  "way the result went")
     assert "the runs say: contradicted" in row.verdict and "outside the band frozen_ln meets" in row.ours
     # the same difference with AutoNorm-S inside its band (97.50, 1.68 below): decided
     (row,) = within_ci_general_rows([study(97.50)], REFERENCE)

@@ -201,7 +201,7 @@ def forest_rows(studies, reference) -> list[tuple]:
                     # the paper states a lead (the red x) and, for these, an equivalence beside it (the band)
                     stated = " (stated lead and equivalence)" if STATED.get((d, r.method_b), ((), False))[1] else ""
                     outside = [a for a in (r.method_a, r.method_b) if a != "frozen_ln"
-                               and rules.arm_band(st.ctx.summary, reference, d, metric, a)[0] is False]
+                               and rules.arm_band(st.ctx.summary, reference, d, metric, a)[0]]
                     if outside:
                         stated += f" ({', '.join(outside)} outside its band)"
                     out.append((f"{st.name}, {pretty(d)}: {r.method_a} − {r.method_b}{stated}, n={p.n}", p.diff,
@@ -253,8 +253,8 @@ def forest(studies, reference, out_dir: Path, plt) -> str | None:
             "the paper's FrozenLN value; docs/method.md section 11). A thick bar inside the band is an equivalence, "
             "one wholly outside it a difference beyond the margin; a red x outside the thick bar, on either side, is "
             "a stated difference the data exclude (a larger difference than stated excludes it as a smaller one "
-            "does). An arm outside its band (ours more than 2 points below the "
-            "paper's number for it) decides nothing where it is the worse arm.")
+            "does). An arm outside its band (ours more than 2 points, or 10% of an RMSE, from the paper's number for "
+            "it, either way) decides nothing where its deviation points the way the result went.")
 
 
 def method_comparison(studies, reference, out_dir: Path, plt) -> str | None:

@@ -137,12 +137,14 @@ def _comparison_rows(studies, reference, d, src, metric, label, m, pa, pb) -> li
 
 def _both_arms(st: Study, reference: pd.DataFrame, d: str, metric: str, other: str, mean_a: float,
                mean_b: float, verdict: str) -> tuple[str, str]:
-    """Both arms of AutoNorm-S against ``other`` by one band (frozen_ln's band is the regime itself): an
-    arm far below the paper's number for it decides nothing where it is the worse arm (rules.both_arms)."""
+    """Both arms of AutoNorm-S against ``other`` by one band, both ways (frozen_ln's band is the regime
+    itself): an arm far from the paper's number for it decides nothing where its deviation points the way
+    the result went (rules.both_arms)."""
     bands = {a: rules.arm_band(st.ctx.summary, reference, d, metric, a) for a in ("autonorm_s", other)
              if a != "frozen_ln"}
-    worse = rules.worse_arm("autonorm_s", other, mean_a, mean_b, stats.higher_is_better(metric))
-    return rules.both_arms(verdict, bands, worse)
+    ahead = rules.ahead_of_paper(mean_a, mean_b, rules.paper_value(reference, d, "autonorm_s", metric),
+                                 rules.paper_value(reference, d, other, metric), stats.higher_is_better(metric))
+    return rules.both_arms(verdict, bands, "autonorm_s", other, ahead)
 
 
 def ptb_perplexity_rows(studies: list[Study], reference: pd.DataFrame) -> list[Row]:

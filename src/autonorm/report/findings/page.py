@@ -59,14 +59,15 @@ GLOSSARY = [
     "smallest difference the paper calls an improvement (distillation's 0.4%, which the paper gives for a "
     "validation stability it does not define; read here as relative): the margin of a stated equivalence, and the "
     "size of a meaningful difference the paper states without a number. A stated number is held against the data "
-    "as it is: where the one-sided 95% bound falls short of it, that part of the claim is contradicted.",
+    "as it is: where the 90% interval lies wholly on one side of it (short of it, or beyond it), that part of the "
+    "claim is contradicted.",
     "**Δ [a, b]**: the first method minus the second, paired by seed, with its 95% t-interval (unadjusted); "
     "equivalence and exclusion are read off the 90% interval, both ways (its ends are the one-sided 95% bounds). "
     "p (Holm, k tests) is corrected over the claim's family; a family of one prints its p as one test. "
     "**AutoNorm-S** is AutoNorm whose gates freeze at epoch T_freeze if their mean entropy H is still at least "
     "eps_H; unfrozen **AutoNorm** never freezes. **TOST**: two one-sided t-tests at the margin. **Both arms by one "
-    "band**: an arm (AutoNorm-S or a baseline) outside the band frozen_ln must meet of the paper's number for it "
-    "decides nothing where it is the worse arm.",
+    "band**: an arm (AutoNorm-S or a baseline) outside the band frozen_ln must meet of the paper's number for it, "
+    "below or above, decides nothing where its deviation points the way the result went.",
     "**Test, not validation**: the paper's tables head their columns \"Val Acc\" and \"V-RMSE\" without naming "
     "the split; ours are test-split metrics (the official test sets, never used for a choice), set beside the "
     "paper's numbers as they are. Our validation split is held out of the training set. **Cost**: counted from "

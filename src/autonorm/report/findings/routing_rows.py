@@ -165,11 +165,12 @@ def _learned_minus_random(studies, reference, datasets, claim, section, claim_fo
             m = rules.margin(metric, rules.paper_value(reference, r.dataset, "frozen_ln", metric))
             gate = "autonorm_s" if r.method_a == "autonorm_s" else "autonorm"
             verdict = rules.judge(p, claim_for(gate), m)
-            # both arms by one band: the Random Selector has no paper number (no band), AutoNorm-S has one
+            # both arms by one band: the Random Selector has no paper number (no band, and no paper
+            # difference: ours is read against 0), AutoNorm-S has one
             bands = {r.method_a: rules.arm_band(st.ctx.summary, reference, r.dataset, metric, r.method_a)}
-            worse = rules.worse_arm(r.method_a, "random", fnum(c.get("mean_a")), fnum(c.get("mean_b")),
-                                    stats.higher_is_better(metric))
-            verdict, band = rules.both_arms(verdict, bands, worse)
+            ahead = rules.ahead_of_paper(fnum(c.get("mean_a")), fnum(c.get("mean_b")), math.nan, math.nan,
+                                         stats.higher_is_better(metric))
+            verdict, band = rules.both_arms(verdict, bands, r.method_a, "random", ahead)
             in_regime, why = rules.study_regime(st, reference, r.dataset)
             rows.append(Row(f"{pretty(r.dataset)}: {claim}: {learned} − random", section,
                             st.where_gated(r.dataset, r.method_a, n=p.n),

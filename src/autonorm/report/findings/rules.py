@@ -4,18 +4,19 @@ tables, so that every row of the page and its tests apply one rule:
 * **regime**: a study's runs on a dataset may reproduce or contradict a claim only when they train
   the setup the paper states (its backbone's depth and width, and on vision its 4 x 4 patch) and
   their LayerNorm reference (frozen_ln) reached the paper's: within 2 points of the paper's FrozenLN
-  accuracy (10% for an RMSE), and above the dataset's trivial baseline by at least half the paper's
+  accuracy (10% for an RMSE), either side, and above the dataset's trivial baseline by at least half the paper's
   own margin over it. Out of regime a row reads "inconclusive: out of the paper's regime", with the
   element that differs and what the runs say.
-* **both arms by one band**: an arm of a comparison (AutoNorm-S or a baseline) outside the band
-  frozen_ln must meet of the paper's number for it decides nothing where it is the worse arm: its
-  shortfall, not the method, may be the difference.
+* **both arms by one band, both ways**: an arm of a comparison (AutoNorm-S or a baseline) outside the
+  band frozen_ln must meet of the paper's number for it, below it or above it, decides nothing where its
+  deviation points the way the result went: the deviation, not the method, may be the difference.
 * **the claim as stated, every part of it**: a stated lead ("leads by", "outperforms", a bolded
   best) is a signed difference, tested by the paired t-test with Holm's correction over the claim's
-  family; the paper's stated number is a part of it: where the one-sided 95% bound excludes it, that
-  part is contradicted. "Within the 95% CI", "competitive", "comparable" or "not statistically
-  significant" is an equivalence, decided by the 90% interval against the margin, both ways (TOST).
-  "Reproduced" needs every part to hold; one contradicted part contradicts the claim.
+  family; the paper's stated number is a part of it: where the 90% interval excludes it, on either side
+  (a larger effect than stated, or a smaller one), that part is contradicted. "Within the 95% CI",
+  "competitive", "comparable" or "not statistically significant" is an equivalence, decided by the
+  90% interval against the margin, both ways (TOST). "Reproduced" needs every part to hold; one
+  contradicted part contradicts the claim.
 * **one margin**: the smallest difference the paper itself calls an improvement
   (:data:`MARGIN_SHARE`). It is the equivalence margin, and the threshold of a meaningful difference
   the paper states without a number ("outperform"). A verdict whose equivalence part changes
@@ -143,7 +144,8 @@ def regime(summary: pd.DataFrame, reference: pd.DataFrame, d: str, metric: str |
     paper = float(ref[ref.metric == metric]["mean"].iloc[0])
     trivial = trivial_value(summary, src, metric)
     higher = stats.higher_is_better(metric)
-    close, gap = _within_band(ours, paper, higher, "frozen_ln")
+    side, gap = _within_band(ours, paper, higher, "frozen_ln")
+    close = side == 0
     if math.isfinite(trivial):
         margin_paper = (paper - trivial) if higher else (trivial - paper)
         margin_ours = (ours - trivial) if higher else (trivial - ours)
@@ -155,21 +157,28 @@ def regime(summary: pd.DataFrame, reference: pd.DataFrame, d: str, metric: str |
     return bool(close and above), gap
 
 
-def _within_band(ours: float, paper: float, higher: bool, who: str) -> tuple[bool, str]:
+def _within_band(ours: float, paper: float, higher: bool, who: str) -> tuple[int, str]:
+    """(where our value lies against the band around the paper's: 0 within it, -1 worse than the band,
+    +1 better than it; the sentence that says so). The band is 2 points of an accuracy or 10% of an
+    RMSE, on either side: a model far better than the paper's is as far from its regime as one far worse."""
     if higher:
-        close = ours >= paper - REGIME_ACCURACY_POINTS
+        dev = ours - paper
+        side = 0 if abs(dev) <= REGIME_ACCURACY_POINTS else int(math.copysign(1, dev))
         band = f"within {REGIME_ACCURACY_POINTS:g} points"
     else:
-        close = ours <= paper * (1 + REGIME_RMSE_RELATIVE)
+        dev = ours / paper - 1
+        side = 0 if abs(dev) <= REGIME_RMSE_RELATIVE else -int(math.copysign(1, dev))
         band = f"within {100 * REGIME_RMSE_RELATIVE:g}%"
-    return close, f"{who} {fmt(ours)} vs the paper's {fmt(paper)} ({band}: {'yes' if close else 'no'})"
+    word = "yes" if side == 0 else ("no, worse" if side < 0 else "no, better")
+    return side, f"{who} {fmt(ours)} vs the paper's {fmt(paper)} ({band}: {word})"
 
 
 def arm_band(summary: pd.DataFrame, reference: pd.DataFrame, d: str, metric: str,
-             method: str) -> tuple[bool | None, str]:
-    """Whether our run of ``method`` (AutoNorm-S, or a baseline: AdaNorm, the Teacher MLP, ...) is
-    within the band frozen_ln must meet of the paper's number for it, and the sentence that says so;
-    (None, "") where unknown (no paper number, no run, a metric the regime does not use)."""
+             method: str) -> tuple[int | None, str]:
+    """Where our run of ``method`` (AutoNorm-S, or a baseline: AdaNorm, the Teacher MLP, ...) lies against
+    the band frozen_ln must meet of the paper's number for it (:func:`_within_band`: 0 within, -1 worse,
+    +1 better), and the sentence that says so; (None, "") where unknown (no paper number, no run, a
+    metric the regime does not use)."""
     if metric not in ("accuracy", "rmse"):
         return None, ""
     ours, paper = summary_mean(summary, d, method, metric), paper_value(reference, d, method, metric)
@@ -178,27 +187,38 @@ def arm_band(summary: pd.DataFrame, reference: pd.DataFrame, d: str, metric: str
     return _within_band(ours, paper, stats.higher_is_better(metric), f"our {method}")
 
 
-def both_arms(verdict: str, bands: dict[str, tuple[bool | None, str]], worse: str | None) -> tuple[str, str]:
-    """The band rule for both arms of a comparison alike: (the verdict, a note naming every arm outside
-    its band). An arm outside the band frozen_ln must meet decides nothing where it is the worse arm
-    (``worse``: the arm with the worse mean here): its shortfall, not the method, may be the difference,
-    so a decided verdict becomes inconclusive with what the runs say. Where the arm outside its band is
-    the better one, its shortfall cannot explain the difference, and the verdict stands."""
-    outside = {m: gap for m, (ok, gap) in bands.items() if ok is False}
+def both_arms(verdict: str, bands: dict[str, tuple[int | None, str]], a: str, b: str,
+              ahead: float) -> tuple[str, str]:
+    """The band rule for both arms of a comparison alike, both ways: (the verdict, a note naming every
+    arm outside its band). ``bands`` gives each arm's :func:`arm_band`; ``ahead`` is how far ``a`` came
+    out ahead of ``b`` beyond what the paper's numbers say (our difference minus the paper's, in the
+    better direction; the paper's taken as 0 where it gives none). An arm outside its band decides
+    nothing where its deviation points the way the result went: ``a`` behind what the paper says is what
+    a's shortfall or b's excess would make, ``a`` ahead what a's excess or b's shortfall would make; so
+    a decided verdict becomes inconclusive, with what the runs say. Where the deviation points the other
+    way it cannot explain the result, and the verdict stands."""
+    outside = {m: (side, gap) for m, (side, gap) in bands.items() if side}
     if not outside:
         return verdict, ""
-    note = "; ".join(f"{gap}: outside the band frozen_ln meets" for gap in outside.values())
-    if worse in outside and category(verdict) in ("reproduced", "contradicted", "depends on our choice"):
-        return (f"inconclusive: {worse} is outside the band frozen_ln meets and is the worse arm here "
-                f"({outside[worse]}), so its shortfall may be the difference; the runs say: {verdict}"), note
+    note = "; ".join(f"{gap}: outside the band frozen_ln meets" for _, gap in outside.values())
+    way = 0 if not math.isfinite(ahead) or ahead == 0 else (1 if ahead > 0 else -1)
+    explains = [m for m, (side, _) in outside.items() if way and side == (way if m == a else -way)]
+    if explains and category(verdict) in ("reproduced", "contradicted", "depends on our choice"):
+        m = explains[0]
+        side, gap = outside[m]
+        went = f"{a} {'better' if way > 0 else 'worse'} against {b} than the paper's numbers say"
+        return (f"inconclusive: {m} is outside the band frozen_ln meets ({gap}), and its "
+                f"{'excess' if side > 0 else 'shortfall'} points the way the result went ({went}), so it may be "
+                f"the difference; the runs say: {verdict}"), note
     return verdict, note
 
 
-def worse_arm(a: str, b: str, mean_a: float, mean_b: float, higher_is_better: bool) -> str | None:
-    """The arm with the worse mean (None where equal or unknown)."""
-    if not (math.isfinite(mean_a) and math.isfinite(mean_b)) or mean_a == mean_b:
-        return None
-    return b if (mean_a > mean_b) == higher_is_better else a
+def ahead_of_paper(a_ours: float, b_ours: float, a_paper: float, b_paper: float, higher_is_better: bool) -> float:
+    """How far arm a came out ahead of arm b beyond what the paper's numbers say (our a - b minus the
+    paper's, in the better direction; the paper's difference taken as 0 where it gives no number)."""
+    paper = a_paper - b_paper if math.isfinite(a_paper) and math.isfinite(b_paper) else 0.0
+    gap = (a_ours - b_ours) - paper
+    return gap if higher_is_better else -gap
 
 
 def departures(model: dict, family: str | None) -> list[str]:
