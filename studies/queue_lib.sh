@@ -30,3 +30,16 @@ run_list() {  # the runs of list $1 (method/seedN a line) in order; unfrozen Aut
   done 3<"$1"
   echo "$(date -u +%FT%TZ) nothing left in $1"
 }
+
+run_study() {  # the pilot (one worker trains it, the others wait), rule 1 on its test metric $1 (a Python
+  # condition $2 on r, its value), then the list $3; exit 3 when the pilot is out of the regime
+  mkdir -p "$CLAIMS"
+  exec 9>"$CLAIMS/pilot.lock"; flock 9
+  [ -s "$E/frozen_ln/seed0.json" ] || Q "$E/frozen_ln/seed0.json" || exit 1
+  flock -u 9
+  local r
+  r=$(python -c "import json;print(json.load(open('$E/frozen_ln/seed0.json'))['test']['$1'])")
+  echo "$(date -u +%FT%TZ) pilot test $1 $r"
+  python -c "import sys; r=float('$r'); sys.exit(0 if ($2) else 3)" || { echo "out of regime: rule 2 by hand"; exit 3; }
+  run_list "$3" || exit 1
+}
