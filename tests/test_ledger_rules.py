@@ -331,7 +331,11 @@ def test_both_arms_by_one_band():
     adanorm = rules.arm_band(summary, REFERENCE, "mnist", "accuracy", "adanorm")
     assert adanorm[0] == 0 and rules.both_arms("contradicted: y", {"adanorm": adanorm}, "autonorm_s", "adanorm",
                                                 -1.0) == ("contradicted: y", "")
-    assert rules.arm_band(summary, reference, "mnist", "rotation_accuracy", "teacher_mlp") == (None, "")
+    # every row that reads a run reads its band on the dataset's primary metric (rotated accuracy, an MAE,
+    # an F1 alike); a run with no primary number has none
+    assert rules.arm_band(summary, reference, "mnist", "rotation_accuracy", "teacher_mlp") == teacher
+    assert rules.arm_band(summary, reference, "mnist", "f1_macro", "teacher_mlp") == teacher
+    assert rules.arm_band(summary, reference, "mnist", "rotation_accuracy", "dyt") == (None, "")
 
 
 def test_the_band_holds_both_ways():
@@ -355,6 +359,10 @@ def test_the_band_holds_both_ways():
     assert v.startswith("inconclusive: teacher_mlp is outside the band frozen_ln meets (our teacher_mlp 0.6151 vs the "
                         "paper's 0.685 (within 10%: no, better)), and its excess points the way the result went "
                         "(autonorm_s worse against teacher_mlp than the paper's numbers say)")
+    # the MAE rows read the same band (the run's RMSE), with the MAE's own difference: ours -0.151 against
+    # the table's -0.156 (0.345 - 0.5012), AutoNorm-S worse against the Teacher than the table says
+    assert rules.arm_band(summary, reference, "california_housing", "mae", "teacher_mlp") == teacher
+    assert rules.ahead_of_paper(0.2977, 0.4489, 0.345, 0.5012, False) == pytest.approx(-0.0050, abs=1e-4)
     # a Teacher that good cannot explain AutoNorm-S ahead by *more* than the table says: that verdict stands
     assert rules.both_arms("contradicted (the table's difference): y", {"teacher_mlp": teacher}, "autonorm_s",
                            "teacher_mlp", 0.05)[0].startswith("contradicted")

@@ -285,7 +285,7 @@ def readme_block(rows: list[Row], regime: list[tuple[str, str]], outside: list[t
              f"the ledger): {tally(rows)}.",
              f"**In the paper's regime** (its backbone, its 4 x 4 patch on vision, one selector per block, our "
              f"LayerNorm model within {rules.REGIME_ACCURACY_POINTS:g} points of its FrozenLN's accuracy, "
-             f"{100 * rules.REGIME_RMSE_RELATIVE:g}% of its RMSE): {where}."]
+             f"{100 * rules.REGIME_RMSE_RELATIVE:g}% of its RMSE, either way): {where}."]
     for word, claims in decided.items():
         if claims:
             lines.append(f"**{word.capitalize()} there** ({len(claims)}): " + _listed(claims, 420) + ".")
