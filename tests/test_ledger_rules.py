@@ -333,8 +333,10 @@ def test_both_arms_by_one_band():
                                                 -1.0) == ("contradicted: y", "")
     # every row that reads a run reads its band on the dataset's primary metric (rotated accuracy, an MAE,
     # an F1 alike); a run with no primary number has none
-    assert rules.arm_band(summary, reference, "mnist", "rotation_accuracy", "teacher_mlp") == teacher
-    assert rules.arm_band(summary, reference, "mnist", "f1_macro", "teacher_mlp") == teacher
+    # (saying which metric it is judged on)
+    assert rules.arm_band(summary, reference, "mnist", "rotation_accuracy", "teacher_mlp") == (
+        -1, "our teacher_mlp's accuracy 95.41 vs the paper's 97.98 (within 2 points: no, worse)")
+    assert rules.arm_band(summary, reference, "mnist", "f1_macro", "teacher_mlp")[0] == teacher[0]
     assert rules.arm_band(summary, reference, "mnist", "rotation_accuracy", "dyt") == (None, "")
 
 
@@ -361,7 +363,8 @@ def test_the_band_holds_both_ways():
                         "(autonorm_s worse against teacher_mlp than the paper's numbers say)")
     # the MAE rows read the same band (the run's RMSE), with the MAE's own difference: ours -0.151 against
     # the table's -0.156 (0.345 - 0.5012), AutoNorm-S worse against the Teacher than the table says
-    assert rules.arm_band(summary, reference, "california_housing", "mae", "teacher_mlp") == teacher
+    assert rules.arm_band(summary, reference, "california_housing", "mae", "teacher_mlp") == (
+        1, "our teacher_mlp's RMSE 0.6151 vs the paper's 0.685 (within 10%: no, better)")
     assert rules.ahead_of_paper(0.2977, 0.4489, 0.345, 0.5012, False) == pytest.approx(-0.0050, abs=1e-4)
     # a Teacher that good cannot explain AutoNorm-S ahead by *more* than the table says: that verdict stands
     assert rules.both_arms("contradicted (the table's difference): y", {"teacher_mlp": teacher}, "autonorm_s",

@@ -186,7 +186,8 @@ def arm_band(summary: pd.DataFrame, reference: pd.DataFrame, d: str, metric: str
             continue
         ours, paper = summary_mean(summary, d, method, m), paper_value(reference, d, method, m)
         if math.isfinite(ours) and math.isfinite(paper):
-            return _within_band(ours, paper, stats.higher_is_better(m), f"our {method}")
+            who = f"our {method}" if m == metric else f"our {method}'s {'RMSE' if m == 'rmse' else 'accuracy'}"
+            return _within_band(ours, paper, stats.higher_is_better(m), who)
     return None, ""
 
 
