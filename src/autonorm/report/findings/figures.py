@@ -221,28 +221,27 @@ def forest(studies, reference, out_dir: Path, plt) -> str | None:
     rows = forest_rows(studies, reference)
     if not rows:
         return None
-    metrics = list(dict.fromkeys(r[-1] for r in rows))
-    heights = [sum(r[-1] == mt for r in rows) for mt in metrics]
-    fig, axes = plt.subplots(len(metrics), 1, figsize=(9.5, 0.42 * sum(heights) + 1.4 * len(metrics)), squeeze=False,
-                             gridspec_kw={"height_ratios": heights})
-    for ax, mt in zip(axes[:, 0], metrics):
-        sub = [r for r in rows if r[-1] == mt]
-        y = np.arange(len(sub))[::-1]
-        for yi, (label, diff, lo, hi, lo95, hi95, m, pdiff, _) in zip(y, sub):
-            if math.isfinite(m):
-                ax.fill_betweenx([yi - 0.4, yi + 0.4], -m, m, color="tab:green", alpha=0.15, lw=0)
-            ax.errorbar(diff, yi, xerr=[[diff - lo95], [hi95 - diff]], fmt="none", ecolor="tab:blue", elinewidth=0.8,
-                        capsize=2, alpha=0.6)
-            ax.errorbar(diff, yi, xerr=[[diff - lo], [hi - diff]], fmt="o", color="tab:blue", elinewidth=2.6,
-                        capsize=0, ms=4)
-            if math.isfinite(pdiff):
-                ax.plot(pdiff, yi, "x", color="tab:red", ms=7, mew=2)
+    # one axis a comparison, each on its own scale: a 0.2-RMSE gap to the Teacher and a 0.002 margin cannot
+    # share an axis and both be read
+    rows = sorted(rows, key=lambda r: list(dict.fromkeys(x[-1] for x in rows)).index(r[-1]))
+    fig, axes = plt.subplots(len(rows), 1, figsize=(9.5, 0.62 * len(rows) + 1.3), squeeze=False)
+    for i, (ax, (label, diff, lo, hi, lo95, hi95, m, pdiff, mt)) in enumerate(zip(axes[:, 0], rows)):
+        if math.isfinite(m):
+            ax.axvspan(-m, m, color="tab:green", alpha=0.15, lw=0)
+        ax.errorbar(diff, 0, xerr=[[diff - lo95], [hi95 - diff]], fmt="none", ecolor="tab:blue", elinewidth=0.8,
+                    capsize=2, alpha=0.6)
+        ax.errorbar(diff, 0, xerr=[[diff - lo], [hi - diff]], fmt="o", color="tab:blue", elinewidth=2.6,
+                    capsize=0, ms=4)
+        if math.isfinite(pdiff):
+            ax.plot(pdiff, 0, "x", color="tab:red", ms=7, mew=2)
         ax.axvline(0, color="grey", lw=0.8)
-        ax.set_yticks(y, [r[0] for r in sub], fontsize=SMALL)
-        ax.tick_params(axis="x", labelsize=SMALL)
-        ax.set_xlabel(f"paired difference, {mt} ({'points' if mt == 'accuracy' else 'RMSE'}; first minus second)",
-                      fontsize=SMALL + 1)
-    axes[0, 0].set_title("Every comparison of the primary metric in the paper's regime:\nours (dot; thick: 90% CI, "
+        ax.set_ylim(-0.6, 0.6)
+        ax.set_yticks([0], [label], fontsize=SMALL)
+        ax.tick_params(axis="x", labelsize=SMALL - 1)
+        if i == len(rows) - 1 or rows[i + 1][-1] != mt:   # the last of its metric: name the unit
+            ax.set_xlabel(f"{mt}: first minus second ({'points' if mt == 'accuracy' else 'RMSE'})", fontsize=SMALL)
+    axes[0, 0].set_title("Every comparison of the primary metric in the paper's regime, each on its own scale:\n"
+                         "ours (dot; thick: 90% CI, "
                          "thin: 95% CI), the paper's (red x), the margin (green band)", fontsize=SMALL + 1, loc="right")
     fig.tight_layout()
     _save(fig, out_dir, "forest_in_regime.png")
@@ -250,7 +249,8 @@ def forest(studies, reference, out_dir: Path, plt) -> str | None:
             "(its precision, recall, F1 and rotated-accuracy rows are in the ledger only): our difference (blue dot) "
             "with its 90% CI (thick: the interval every verdict uses, its ends the one-sided 95% bounds) and its 95% CI "
             "(thin), the paper's difference where its tables give one (red x), and the margin (green band: 0.4% of "
-            "the paper's FrozenLN value; docs/method.md section 11). A thick bar inside the band is an equivalence, "
+            "the paper's FrozenLN value; docs/method.md section 11); each row has its own scale. A thick bar inside "
+            "the band is an equivalence, "
             "one wholly outside it a difference beyond the margin; a red x outside the thick bar, on either side, is "
             "a stated difference the data exclude (a larger difference than stated excludes it as a smaller one "
             "does). An arm outside its band (ours more than 2 points, or 10% of an RMSE, from the paper's number for "
