@@ -332,8 +332,7 @@ def test_both_arms_by_one_band():
     assert adanorm[0] == 0 and rules.both_arms("contradicted: y", {"adanorm": adanorm}, "autonorm_s", "adanorm",
                                                 -1.0) == ("contradicted: y", "")
     # every row that reads a run reads its band on the dataset's primary metric (rotated accuracy, an MAE,
-    # an F1 alike); a run with no primary number has none
-    # (saying which metric it is judged on)
+    # an F1 alike), and its sentence names that metric; a run with no primary number has none
     assert rules.arm_band(summary, reference, "mnist", "rotation_accuracy", "teacher_mlp") == (
         -1, "our teacher_mlp's accuracy 95.41 vs the paper's 97.98 (within 2 points: no, worse)")
     assert rules.arm_band(summary, reference, "mnist", "f1_macro", "teacher_mlp")[0] == teacher[0]

@@ -401,7 +401,7 @@ def _direction_part(p: Paired, claim: Claim, limit: float) -> tuple[str, str]:
     why = f"the paper's sign, {p_s}" if sig else f"not significant either way, {p_s}"
     if math.isfinite(limit) and math.isfinite(bound) and s * bound < limit:
         stated = (f"of the margin (±{limit:.3g}) or more" if math.isinf(claim.size)
-                  else f"of the paper's {claim.stated_text() if limit == claim.size else f'{s * limit:+.3g}'}")
+                  else f"of the paper's {claim.stated_text()}")   # a finite size is its own limit (threshold)
         return "contradicted", f"{name} {stated} is excluded (one-sided 95% bound {bound:+.3g}; {why})"
     # the same number from above: an effect larger than stated excludes the number as surely
     top, near = claim.stated_top, (lo if s > 0 else hi)
