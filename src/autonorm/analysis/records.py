@@ -438,9 +438,9 @@ def merge(parts: Sequence[dict]) -> dict:
         for name in (*FRAMES, "provenance"):
             df = out[name]
             if not df.empty and {"dataset", "method", "seed"} <= set(df.columns):
-                order = sorted(range(len(df)), key=lambda i: (rank_d.get(df.dataset.iat[i], len(rank_d)),
-                                                              rank_m.get(df.method.iat[i], len(rank_m)),
-                                                              int(df.seed.iat[i])))
+                keys = [(rank_d.get(d, len(rank_d)), rank_m.get(m, len(rank_m)), int(s))
+                        for d, m, s in zip(df["dataset"], df["method"], df["seed"])]
+                order = sorted(range(len(df)), key=keys.__getitem__)
                 out[name] = df.iloc[order].reset_index(drop=True)
     out["configs"] = {k: v for p in parts for k, v in p["configs"].items()}
     out["ds_info"] = {}

@@ -325,17 +325,23 @@ def power_of_paired_test(n: int, dz: float, alpha: float = 0.05) -> float:
     P(|T| > t_crit) with T = (Z + d_z sqrt(n)) / sqrt(V / (n-1)), Z standard normal, V chi-square
     with n-1 degrees of freedom. Computed as the expectation over V of two normal tails, by
     quadrature (scipy's noncentral t is NaN far in its tail at 2 degrees of freedom)."""
-    from scipy import integrate
+    from scipy import integrate, special
 
     if n < 2:
         return math.nan
     df = n - 1
     crit = sps.t.ppf(1 - alpha / 2, df)
     nc = abs(dz) * math.sqrt(n)
+    half = df / 2.0
+    log_norm = half * math.log(2.0) + math.lgamma(half)
 
+    # the chi-square density and the normal cdf written with scipy.special's scalar ufuncs: the same
+    # functions as sps.chi2.pdf and sps.norm.cdf without their per-call argument checks (80x faster;
+    # the ledger solves this equation some 80,000 times)
     def integrand(v: float) -> float:
         s = crit * math.sqrt(v / df)
-        return sps.chi2.pdf(v, df) * (sps.norm.cdf(nc - s) + sps.norm.cdf(-nc - s))
+        density = math.exp(special.xlogy(half - 1.0, v) - v / 2.0 - log_norm)
+        return density * (special.ndtr(nc - s) + special.ndtr(-nc - s))
 
     value, _ = integrate.quad(integrand, 0.0, math.inf, limit=200)
     return float(min(max(value, 0.0), 1.0))

@@ -127,21 +127,28 @@ def paper_value(reference: pd.DataFrame, d: str, method: str, metric: str) -> fl
     return float(r["mean"].iloc[0]) if len(r) else math.nan
 
 
-def regime(summary: pd.DataFrame, reference: pd.DataFrame, d: str, metric: str | None = None
-           ) -> tuple[bool | None, str]:
-    """(in the paper's regime?, the numbers that decide it) for a study's dataset ``d``, judged on
-    frozen_ln's primary metric (accuracy or RMSE). None when it cannot be judged (no frozen_ln run,
-    or no paper FrozenLN number)."""
+def judged_on(summary: pd.DataFrame, reference: pd.DataFrame, d: str, method: str) -> tuple[str, str] | None:
+    """(dataset, metric) on which our run of ``method`` on ``d`` is set beside the paper's number for it, by
+    the regime (frozen_ln) and the band of every other arm alike: the dataset's primary metric (accuracy, or
+    an RMSE) where both ours and the paper's exist, on clean CIFAR-10 for CIFAR-10-C (its corrupted test sets
+    evaluate the clean run); None where either is missing."""
     src = "cifar10" if d == "cifar10c" else d
-    ref = reference[(reference.dataset == src) & (reference.method == "frozen_ln")]
-    for m in ([metric] if metric else []) + ["accuracy", "rmse"]:
-        if m in set(ref.metric) and math.isfinite(summary_mean(summary, src, "frozen_ln", m)):
-            metric = m
-            break
-    else:
+    for m in ("accuracy", "rmse"):
+        if math.isfinite(summary_mean(summary, src, method, m)) and math.isfinite(paper_value(reference, src, method, m)):
+            return src, m
+    return None
+
+
+def regime(summary: pd.DataFrame, reference: pd.DataFrame, d: str) -> tuple[bool | None, str]:
+    """(in the paper's regime?, the numbers that decide it) for a study's dataset ``d``, judged on
+    frozen_ln's primary metric (:func:`judged_on`). None when it cannot be judged (no frozen_ln run,
+    or no paper FrozenLN number)."""
+    on = judged_on(summary, reference, d, "frozen_ln")
+    if on is None:
         return None, "no frozen_ln run, or no paper FrozenLN number, to judge the regime by"
+    src, metric = on
     ours = summary_mean(summary, src, "frozen_ln", metric)
-    paper = float(ref[ref.metric == metric]["mean"].iloc[0])
+    paper = paper_value(reference, src, "frozen_ln", metric)
     trivial = trivial_value(summary, src, metric)
     higher = stats.higher_is_better(metric)
     side, gap = _within_band(ours, paper, higher, "frozen_ln")
@@ -178,16 +185,16 @@ def arm_band(summary: pd.DataFrame, reference: pd.DataFrame, d: str, metric: str
     """Where our run of ``method`` (AutoNorm-S, or a baseline: AdaNorm, the Teacher MLP, ...) lies against
     the band frozen_ln must meet of the paper's number for it (:func:`_within_band`: 0 within, -1 worse,
     +1 better), and the sentence that says so; (None, "") where unknown (no paper number, no run). It is
-    judged on the dataset's primary metric (accuracy, or an RMSE) whatever the row's ``metric`` (an MAE,
-    an F1, rotated accuracy): it asks whether our run of the method is like the paper's, as the regime
-    asks of frozen_ln, and every row that reads the run reads the same answer."""
-    for m in dict.fromkeys([metric, "accuracy", "rmse"]):
-        if m not in ("accuracy", "rmse"):
-            continue
-        ours, paper = summary_mean(summary, d, method, m), paper_value(reference, d, method, m)
-        if math.isfinite(ours) and math.isfinite(paper):
-            who = f"our {method}" if m == metric else f"our {method}'s {'RMSE' if m == 'rmse' else 'accuracy'}"
-            return _within_band(ours, paper, stats.higher_is_better(m), who)
+    judged on the dataset's primary metric (:func:`judged_on`) whatever the row's ``metric`` (an MAE, an
+    F1, rotated accuracy, a CIFAR-10-C corruption): it asks whether our run of the method is like the
+    paper's, as the regime asks of frozen_ln, and every row that reads the run reads the same answer."""
+    on = judged_on(summary, reference, d, method)
+    if on is not None:
+        src, m = on
+        what = ("clean CIFAR-10 accuracy" if src != d else "RMSE" if m == "rmse" else "accuracy")
+        who = f"our {method}" if m == metric and src == d else f"our {method}'s {what}"
+        return _within_band(summary_mean(summary, src, method, m), paper_value(reference, src, method, m),
+                            stats.higher_is_better(m), who)
     return None, ""
 
 
