@@ -934,3 +934,20 @@ def test_a_cifar10c_row_reads_its_arms_on_clean_cifar10_as_the_regime_does():
     assert ok is True and why.startswith("frozen_ln 82.00 vs the paper's 82.97 (within 2 points: yes)")
     # a method the paper gives no number for has no band, on either dataset
     assert rules.judged_on(summary, reference, "cifar10c", "dyt") is None
+
+
+def test_a_cifar10c_corruption_row_reads_the_papers_corruption_numbers():
+    """The paper's CIFAR-10-C numbers are its corruption metrics (Table 4: AutoNorm-S 58.2, FrozenLN 52.1 on
+    Gaussian noise at severity 3); its clean accuracy is CIFAR-10's. Before, every CIFAR-10-C lookup went
+    to CIFAR-10, found no corruption metric, and a corruption row read the paper's difference as 0 (by hand:
+    ours +4.0 is 2.1 behind the paper's +6.1, not 4.0 ahead of it)."""
+    from autonorm.analysis.collect import load_reference
+
+    reference = load_reference(None)
+    assert rules.paper_value(reference, "cifar10c", "frozen_ln", "gaussian_noise_s3") == 52.1
+    assert rules.paper_value(reference, "cifar10c", "autonorm_s", "gaussian_noise_s3") == 58.2
+    assert math.isnan(rules.paper_value(reference, "cifar10c", "frozen_ln", "accuracy"))
+    assert rules.trained_on("cifar10c") == "cifar10" and rules.trained_on("mnist") == "mnist"
+    ahead = rules.ahead_of_paper(56.0, 52.0, rules.paper_value(reference, "cifar10c", "autonorm_s", "gaussian_noise_s3"),
+                                 rules.paper_value(reference, "cifar10c", "frozen_ln", "gaussian_noise_s3"), True)
+    assert ahead == pytest.approx(-2.1)

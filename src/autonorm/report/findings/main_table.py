@@ -69,7 +69,7 @@ def main_table_rows(studies: list[Study], reference: pd.DataFrame) -> list[Row]:
         others = reference[(reference.dataset == d) & (reference.metric == metric) & (reference.method != "autonorm_s")]
         if metric in SECONDARY and (d, metric) not in ALL_METHODS_SECONDARY:
             others = others[others.method == "frozen_ln"]
-        src = "cifar10" if d == "cifar10c" else d
+        src = rules.trained_on(d)
         label = f"{pretty(d)} {CLAIM_LABEL.get(metric, metric)}"
         if (d, metric) in DOUBTFUL:
             continue  # the paper-arithmetic rows say what these numbers are (paper_rows)

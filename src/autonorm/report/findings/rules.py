@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from autonorm.analysis import stats
+from autonorm.data import registry
 from autonorm.report.fmt import fmt, fnum
 
 #: accuracy points of frozen_ln from the paper's FrozenLN within which a study is in regime
@@ -122,9 +123,16 @@ def trivial_value(summary: pd.DataFrame, d: str, metric: str) -> float:
 
 
 def paper_value(reference: pd.DataFrame, d: str, method: str, metric: str) -> float:
-    src = "cifar10" if d == "cifar10c" else d
-    r = reference[(reference.dataset == src) & (reference.method == method) & (reference.metric == metric)]
+    """The paper's number for ``method`` on dataset ``d`` in ``metric``: CIFAR-10-C's are its corruption
+    metrics (its clean accuracy is CIFAR-10's: :func:`trained_on`)."""
+    r = reference[(reference.dataset == d) & (reference.method == method) & (reference.metric == metric)]
     return float(r["mean"].iloc[0]) if len(r) else math.nan
+
+
+def trained_on(d: str) -> str:
+    """The dataset whose runs a study evaluates on ``d``: a corruption set's clean source (CIFAR-10 for
+    CIFAR-10-C, registry.CORRUPTION_SETS), else ``d`` itself."""
+    return registry.CORRUPTION_SETS.get(d, {}).get("source", d)
 
 
 def judged_on(summary: pd.DataFrame, reference: pd.DataFrame, d: str, method: str) -> tuple[str, str] | None:
@@ -132,7 +140,7 @@ def judged_on(summary: pd.DataFrame, reference: pd.DataFrame, d: str, method: st
     the regime (frozen_ln) and the band of every other arm alike: the dataset's primary metric (accuracy, or
     an RMSE) where both ours and the paper's exist, on clean CIFAR-10 for CIFAR-10-C (its corrupted test sets
     evaluate the clean run); None where either is missing."""
-    src = "cifar10" if d == "cifar10c" else d
+    src = trained_on(d)
     for m in ("accuracy", "rmse"):
         if math.isfinite(summary_mean(summary, src, method, m)) and math.isfinite(paper_value(reference, src, method, m)):
             return src, m
