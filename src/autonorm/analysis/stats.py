@@ -336,8 +336,8 @@ def power_of_paired_test(n: int, dz: float, alpha: float = 0.05) -> float:
     log_norm = half * math.log(2.0) + math.lgamma(half)
 
     # the chi-square density and the normal cdf written with scipy.special's scalar ufuncs: the same
-    # functions as sps.chi2.pdf and sps.norm.cdf without their per-call argument checks (80x faster;
-    # the ledger solves this equation some 80,000 times)
+    # functions as sps.chi2.pdf and sps.norm.cdf without their per-call argument checks (about 50x faster,
+    # benchmarks/ledger_stats.py; the ledger's page calls the integrand some 80,000 times)
     def integrand(v: float) -> float:
         s = crit * math.sqrt(v / df)
         density = math.exp(special.xlogy(half - 1.0, v) - v / 2.0 - log_norm)

@@ -33,7 +33,7 @@ import pandas as pd
 
 from autonorm.analysis import stats
 from autonorm.data import registry
-from autonorm.report.fmt import fmt, fnum
+from autonorm.report.fmt import fmt, fnum, pretty
 
 #: accuracy points of frozen_ln from the paper's FrozenLN within which a study is in regime
 REGIME_ACCURACY_POINTS = 2.0
@@ -199,7 +199,8 @@ def arm_band(summary: pd.DataFrame, reference: pd.DataFrame, d: str, metric: str
     on = judged_on(summary, reference, d, method)
     if on is not None:
         src, m = on
-        what = ("clean CIFAR-10 accuracy" if src != d else "RMSE" if m == "rmse" else "accuracy")
+        what = "RMSE" if m == "rmse" else "accuracy"
+        what = f"clean {pretty(src)} {what}" if src != d else what
         who = f"our {method}" if m == metric and src == d else f"our {method}'s {what}"
         return _within_band(summary_mean(summary, src, method, m), paper_value(reference, src, method, m),
                             stats.higher_is_better(m), who)
