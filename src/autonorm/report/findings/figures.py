@@ -223,7 +223,8 @@ def forest(studies, reference, out_dir: Path, plt) -> str | None:
         return None
     # one axis a comparison, each on its own scale: a 0.2-RMSE gap to the Teacher and a 0.002 margin cannot
     # share an axis and both be read
-    rows = sorted(rows, key=lambda r: list(dict.fromkeys(x[-1] for x in rows)).index(r[-1]))
+    metric_order = list(dict.fromkeys(r[-1] for r in rows))   # rows of one metric together, first seen first
+    rows = sorted(rows, key=lambda r: metric_order.index(r[-1]))
     fig, axes = plt.subplots(len(rows), 1, figsize=(9.5, 0.62 * len(rows) + 1.3), squeeze=False)
     for i, (ax, (label, diff, lo, hi, lo95, hi95, m, pdiff, mt)) in enumerate(zip(axes[:, 0], rows)):
         if math.isfinite(m):
