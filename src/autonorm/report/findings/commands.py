@@ -3,6 +3,8 @@ from __future__ import annotations
 
 #: the paper grid on a GPU box, one dataset at a time
 GPU_CMD = "snakemake all --cores 16 --resources gpu=1 --config 'datasets=[{d}]' report_name={d}_only"
+#: the whole paper grid (config.yaml) on a GPU box: a claim across datasets
+PAPER_GRID_CMD = "snakemake all --cores 16 --resources gpu=1"
 #: the paper's datasets a CPU can train (the laptop preset has them, every method, 3 seeds)
 LAPTOP_DATASETS = ("mnist", "fashion_mnist", "ptb_pos", "sst2", "energy_efficiency", "california_housing")
 LAPTOP_CMD = "snakemake all --cores 2 --configfile workflow/presets/laptop.yaml"

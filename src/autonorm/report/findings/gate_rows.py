@@ -47,13 +47,15 @@ def gate_regime(st: Study, d: str, method: str, reference: pd.DataFrame) -> tupl
     return rules.study_regime(st, reference, d, method)
 
 
-def _check_word(v: str) -> str:
+def _check_word(v: str, measured: str = "") -> str:
+    """A gate check's verdict (report.gate_checks) as a ledger word; where the run cannot measure the
+    claim, what it lacks (the check's measured text: no epoch 5, w_LN not recorded)."""
     v = v.strip("*")
     if v.startswith("consistent"):
         return "reproduced"
     if v.startswith("not reproduced"):
         return "contradicted"
-    return "not testable here: " + v
+    return "not testable here: " + v + (f": {measured}" if measured and v.startswith("not measurable") else "")
 
 
 def mechanism_rows(studies: list[Study], reference: pd.DataFrame) -> list[Row]:
@@ -89,7 +91,7 @@ def _study_gate_rows(st, d, g, h, method, quotes, reference) -> list[Row]:
         keys = ("gates:ptb:h", "gates:ptb:early", "gates:ptb:deep")
     where = f"{st.where(d, method, n=n)}, one selector {placement_words(placement)}"
     out = []
-    words = [_check_word(c[3]) for c in checks]
+    words = [_check_word(c[3], c[2]) for c in checks]
     for (claim, threshold, measured, verdict), word, key, q in zip(checks, words, keys, quotes):
         if key == "gates:mnist:w_ln" and word == "contradicted":
             word += (": not every selector reaches w_LN > 0.85 by epoch 5 with one selector "

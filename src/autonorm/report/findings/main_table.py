@@ -171,8 +171,12 @@ def ptb_perplexity_rows(studies: list[Study], reference: pd.DataFrame) -> list[R
             p = Paired.of(c.iloc[0])
             in_regime, why = rules.study_regime(st, reference, "ptb_pos")
             verdict = rules.out_of_regime(rules.judge(p, claim, math.nan), in_regime, why)
+            # both arms by one band, as every row that compares two of the tables' arms (rules.both_arms)
+            verdict, band = _both_arms(st, reference, "ptb_pos", "tag_perplexity", m, fnum(c.iloc[0].get("mean_a")),
+                                       fnum(c.iloc[0].get("mean_b")), verdict)
             rows.append(Row(claim_text, section, st.where_gated("ptb_pos", n=p.n),
-                            f"Δ {p.text()} (exp of the mean token cross-entropy)", f"{pa - pb:+.3g}", verdict,
+                            f"Δ {p.text()} (exp of the mean token cross-entropy)" + (f" ({band})" if band else ""),
+                            f"{pa - pb:+.3g}", verdict,
                             key=f"ptb_perplexity_order:{m}", in_regime=in_regime, n=p.n,
                             placement=st.placement("ptb_pos")))
         if not found:

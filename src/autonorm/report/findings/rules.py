@@ -72,15 +72,17 @@ VERDICTS = {
     "inconclusive": "neither: no test decides at this power (the difference the test would detect "
                     "with 80% power is given), or the study is out of the paper's regime",
     "depends on our choice": "the verdict changes within the range of a setting the paper leaves open "
-                             "(the margin, from half to twice it; the selectors' placement); both "
-                             "readings are given",
+                             "(the margin, from half to twice it; the selectors' placement; the "
+                             "selector's width, which the paper does not give); both readings, or the "
+                             "range where it holds, are given",
     "cannot be what it says": "arithmetic on the paper's own numbers (or on the dataset) rules out "
                               "what the paper says the number or statement is, whatever we trained",
     "ill-defined": "the paper's quantity is not defined well enough to compare with ours; a reading "
                    "that fits is given",
     "not met on this CPU": "a cost claim that every seed exceeds by a consistent margin on our CPU; "
                            "the paper's device is not stated",
-    "not testable here": "no study here ran it; the command that would is given",
+    "not testable here": "no study here ran it (the command that would is given), or our runs do not "
+                         "measure what it names (the reason is given)",
     "not testable at this resolution": "the metric's grid (whole epochs) cannot tell the arms apart",
     "observation": "a check of our own choices or of what our runs did, not a claim of the paper "
                    "(counted apart)",
