@@ -1025,3 +1025,46 @@ def test_a_gate_row_the_run_cannot_measure_says_what_it_lacks():
         "not testable here: not measurable in this run: no epoch 5 (the run has only 4 epochs)"
     assert _check_word("**consistent**", "w_LN 0.97") == "reproduced"
     assert _check_word("**not reproduced**", "w_LN 0.41") == "contradicted"
+
+
+def test_a_study_decides_at_the_seeds_it_planned():
+    """A study whose plan fixed 5 seeds (study.json, as its README states rule 3) decides a row only once
+    each method the row reads has 5: read at every sitting while the seeds come in, a verdict would be
+    tested again and again and could stop where it happened to cross (mnist_patch4 at 3 of 5 seeds: the
+    paper's +0.36 excluded by a one-sided bound of +0.343). Below 3 the seed rule speaks first; a study that
+    declares no plan decides from 3."""
+    v = "contradicted (the lead): the lead of the paper's +0.36 is excluded (one-sided 95% bound +0.343)"
+    assert rules.decided_from_seeds(v, 3, 5) == (
+        "inconclusive: interim, n=3 of the 5 seeds the study planned; a study decides at its planned seeds, not "
+        f"while they come in; the runs say: {v}")
+    assert rules.decided_from_seeds(v, 4, 5).startswith("inconclusive: interim, n=4 of the 5 seeds")
+    assert rules.decided_from_seeds(v, 5, 5) == v
+    assert rules.decided_from_seeds(v, 3, 0) == v and rules.decided_from_seeds(v, 3) == v
+    assert rules.decided_from_seeds(v, 2, 5).startswith("inconclusive: n=2; a verdict is decided from at least 3")
+    assert rules.decided_from_seeds("reproduced: every method within 5 points", 3, 5).startswith("inconclusive: interim")
+    # a verdict that depends on the margin is decided at one of its readings: interim too
+    margin = "depends on our choice (margin): inconclusive at ±0.198, inconclusive at ±0.395, reproduced at ±0.791"
+    assert rules.decided_from_seeds(margin, 3, 5).endswith(f"the runs say: {margin}")
+    assert rules.decided_from_seeds(margin, 5, 5) == margin
+    # what decides nothing is left as it is: an inconclusive row, and a row that reads no seeds
+    assert rules.decided_from_seeds("inconclusive: the lead is not shown", 3, 5) == "inconclusive: the lead is not shown"
+    assert rules.decided_from_seeds("cannot be what it says: x", 0, 5) == "cannot be what it says: x"
+
+
+def test_the_ledger_finds_a_rows_study_by_the_where_study_writes():
+    """The plan is read per study: a row's study is the name Study.where begins its text with, and a name that
+    begins another's (mnist_regime, mnist_regime_pilot_e12) is told apart by the colon."""
+    from autonorm.report.findings.page import study_of
+
+    names = ["mnist_regime", "mnist_regime_pilot_e12", "mnist_patch4"]
+    row = Row("c", "s", "mnist_regime_pilot_e12: MNIST, 8 x 128, patch 7, 12 epochs, n=1", "o", "p", "reproduced")
+    assert study_of(row, names) == "mnist_regime_pilot_e12"
+    assert study_of(replace_where(row, "mnist_patch4: MNIST, 8 x 128, patch 4, n=3"), names) == "mnist_patch4"
+    assert study_of(replace_where(row, "the paper's Table 1 (means ± std over 5 seeds)"), names) is None
+    assert study_of(replace_where(row, "–"), names) is None
+
+
+def replace_where(row: Row, where: str) -> Row:
+    from dataclasses import replace
+
+    return replace(row, where=where)

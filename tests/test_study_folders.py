@@ -312,3 +312,30 @@ def test_a_baseline_whose_repeat_differs_or_is_missing_is_refused(tmp_path):
                                                                                            "methods": ["frozen_ln"]}}))
     with pytest.raises(records.RecordError, match='"baseline" must be'):
         _load_all(a.parent)
+
+
+def test_a_study_json_may_hold_the_plan_alone_and_refuses_a_bad_one(tmp_path):
+    """studies/mnist_patch4 and studies/california_depth declare the seeds their plan fixed
+    ({"planned_seeds": 5}, rule 3 of their READMEs) and no source; a plan that is no whole number of seeds,
+    or a key a study.json does not hold, is refused naming the file."""
+    from autonorm.analysis.study_folders import declaration_of, planned_seeds_of
+
+    for name in ("mnist_patch4", "california_depth"):
+        assert planned_seeds_of(STUDIES / name) == 5 and declaration_of(STUDIES / name) == ([], None)
+    assert planned_seeds_of(STUDIES / "mnist_regime") == 0  # no study.json
+    assert planned_seeds_of(STUDIES / "mnist_per_block") == 0  # sources only
+    folder = tmp_path / "s"
+    folder.mkdir()
+    for bad in ('{"planned_seeds": 0}', '{"planned_seeds": "5"}', '{"planned_seeds": true}', '{"planned_seeds": 2.5}'):
+        (folder / "study.json").write_text(bad)
+        with pytest.raises(records.RecordError) as e:
+            planned_seeds_of(folder)
+        assert str(e.value).startswith(f'{folder / "study.json"}: "planned_seeds" must be a whole number of seeds')
+    (folder / "study.json").write_text('{"planned_seed": 5}')
+    with pytest.raises(records.RecordError) as e:
+        planned_seeds_of(folder)
+    assert str(e.value) == (f"{folder / 'study.json'}: unknown key(s) planned_seed; a study.json holds sources, "
+                            "baseline, planned_seeds")
+    (folder / "study.json").write_text('[5]')
+    with pytest.raises(records.RecordError, match="expected a JSON object"):
+        declaration_of(folder)

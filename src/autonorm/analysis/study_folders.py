@@ -16,6 +16,10 @@ without a word:
   row as recorded, and judges the claims and draws the figures from it without those runs
   (:meth:`Recorded.counted`).
 
+A ``study.json`` may also hold the study's plan, the seeds it fixed before its first run
+(``{"planned_seeds": 5}``, as its README states it): the page decides the study's rows only once
+that many seeds of each method a row reads are recorded.
+
 Other files (a README, notes) are left alone. A study folder with no part yet is no study record
 (the page skips it).
 """
@@ -94,19 +98,51 @@ def load_study(study_dir: str | Path) -> dict:
     return merge(parts)
 
 
-def declaration_of(study_dir: str | Path) -> tuple[list[str], dict | None]:
-    """What a study folder declares in its ``study.json``: the studies it repeats runs of
-    (``"sources": [...]``, each a study folder beside it) and, optionally, the methods it takes from
-    one of them to pair with (``"baseline": {"study": "mnist_regime", "methods": ["frozen_ln"]}``)."""
-    study_dir = Path(study_dir)
-    path = study_dir / DECLARATION
+#: what a study.json may hold: the studies it repeats runs of, the methods it pairs with from one of
+#: them, and the seeds its plan fixed before its first run (the page decides its rows at that many)
+DECLARATION_KEYS = ("sources", "baseline", "planned_seeds")
+
+
+def _declaration(study_dir: str | Path) -> tuple[Path, dict | None]:
+    """(the path of a study folder's ``study.json``, what it holds; None where there is none)."""
+    path = Path(study_dir) / DECLARATION
     if not path.is_file():
-        return [], None
+        return path, None
     try:
         obj = read_json(path)
     except (OSError, ValueError) as e:
         raise RecordError(f"{path} is unreadable ({e})") from e
-    sources = obj.get("sources") if isinstance(obj, dict) else None
+    if not isinstance(obj, dict):
+        raise RecordError(f"{path}: expected a JSON object with some of {', '.join(DECLARATION_KEYS)}; it holds {obj!r}")
+    unknown = sorted(set(obj) - set(DECLARATION_KEYS))
+    if unknown:
+        raise RecordError(f"{path}: unknown key(s) {', '.join(unknown)}; a study.json holds "
+                          f"{', '.join(DECLARATION_KEYS)}")
+    return path, obj
+
+
+def planned_seeds_of(study_dir: str | Path) -> int:
+    """The number of seeds a study's plan fixed before its first run (``"planned_seeds": 5`` in its
+    ``study.json``, as its README states the plan); 0 where it declares none."""
+    path, obj = _declaration(study_dir)
+    if obj is None or "planned_seeds" not in obj:
+        return 0
+    n = obj["planned_seeds"]
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise RecordError(f'{path}: "planned_seeds" must be a whole number of seeds (at least 1); it holds {n!r}')
+    return n
+
+
+def declaration_of(study_dir: str | Path) -> tuple[list[str], dict | None]:
+    """What a study folder declares in its ``study.json``: the studies it repeats runs of
+    (``"sources": [...]``, each a study folder beside it) and, optionally, the methods it takes from
+    one of them to pair with (``"baseline": {"study": "mnist_regime", "methods": ["frozen_ln"]}``);
+    a study.json that holds only its plan (:func:`planned_seeds_of`) declares no source."""
+    study_dir = Path(study_dir)
+    path, obj = _declaration(study_dir)
+    if obj is None or not ({"sources", "baseline"} & set(obj)):
+        return [], None
+    sources = obj.get("sources")
     if not isinstance(sources, list) or not sources or not all(isinstance(s, str) and s for s in sources):
         raise RecordError(f'{path}: expected {{"sources": ["<study>", ...]}}, the studies whose runs this one '
                           f"repeats; it holds {obj!r}")
@@ -153,6 +189,7 @@ class Recorded:
     repeats: list[tuple[str, str, str]] = field(default_factory=list)
     repeat_differences: dict[str, list[str]] = field(default_factory=dict)
     baseline: dict | None = None
+    planned_seeds: int = 0  # the seeds its plan fixed (study.json); 0: none declared
 
     def counted(self) -> dict | None:
         """The record less its repeated runs (the claims and figures read this); None when no
@@ -281,7 +318,8 @@ def load_studies(named: Sequence[tuple[str, str | Path]]) -> list[Recorded]:
     """The study records ``named`` ((name, folder), in the page's order), each loaded and the
     runs they share counted once (:func:`_count_once`)."""
     studies = [Recorded(name, Path(folder), load_study(folder), *declaration_of(folder)[:1],
-                        baseline=declaration_of(folder)[1]) for name, folder in named]
+                        baseline=declaration_of(folder)[1], planned_seeds=planned_seeds_of(folder))
+               for name, folder in named]
     _count_once(studies)
     return studies
 

@@ -100,14 +100,22 @@ def _code_changes(out: Path, figures_dir: Path) -> list[str]:
 def ledger(studies: list[Study], reference: pd.DataFrame) -> list[tuple[str, list[Row]]]:
     """The ledger's sections with their rows, every claim counted once across them."""
     built = [(title, build_rows(studies, reference)) for title, build_rows in SECTIONS]
-    # the seed rule, once for every row (a row's n is the fewest seeds of a method it reads)
-    flat = counted_rows([replace(r, verdict=rules.decided_from_seeds(r.verdict, r.n))
+    # the seed rule, once for every row (a row's n is the fewest seeds of a method it reads), at the
+    # seeds its study planned where the study declares them
+    planned = {st.name: st.planned_seeds for st in studies}
+    flat = counted_rows([replace(r, verdict=rules.decided_from_seeds(r.verdict, r.n, planned.get(study_of(r, planned), 0)))
                          for _, rows in built for r in rows])
     out, i = [], 0
     for title, rows in built:
         out.append((title, flat[i:i + len(rows)]))
         i += len(rows)
     return out
+
+
+def study_of(row: Row, names) -> str | None:
+    """The study a row was read from: Study.where begins every study row's ``where`` with "<name>: "
+    (rows of the paper's own numbers or of a benchmark name none)."""
+    return next((name for name in names if row.where.startswith(f"{name}: ")), None)
 
 
 def _made_by(studies: list[Study], out: Path, figures_dir: Path, command: str) -> str:
@@ -188,8 +196,10 @@ def _studies_read(studies: list[Study]) -> list[str]:
             src = f", recorded in {len(mans)} part(s) at commit {commits} on {dates}"
         read = (f" (and {n_read} seed(s) of another method read through one of them: the same training)"
                 if n_read else "")
+        plan = (f"; its plan: {st.planned_seeds} seeds of each method (study.json), and its rows are decided at "
+                f"that many" if st.planned_seeds else "")
         lines.append(f"- **{st.name}** (`{st.root.as_posix()}`{src}): {n_ok - n_read} finished runs{read}; datasets "
-                     f"{', '.join(pretty(d) for d in dict.fromkeys(st.ctx.summary.dataset))}.")
+                     f"{', '.join(pretty(d) for d in dict.fromkeys(st.ctx.summary.dataset))}{plan}.")
         lines += _record_lines(st)
     missing = [n for n, _, _ in STUDIES if n not in {s.name for s in studies}]
     if missing:

@@ -70,7 +70,8 @@ VERDICTS = {
                     "equivalence, a difference of the size the paper calls an improvement excluded "
                     "in its direction (one-sided 95%), or a threshold not met",
     "inconclusive": "neither: no test decides at this power (the difference the test would detect "
-                    "with 80% power is given), or the study is out of the paper's regime",
+                    "with 80% power is given), the study is out of the paper's regime, or it has fewer "
+                    "seeds than it planned (interim)",
     "depends on our choice": "the verdict changes within the range of a setting the paper leaves open "
                              "(the margin, from half to twice it; the selectors' placement; the "
                              "selector's width, which the paper does not give); both readings, or the "
@@ -100,14 +101,24 @@ def category(verdict: str) -> str:
     return "inconclusive"
 
 
-def decided_from_seeds(verdict: str, n: int) -> str:
+def decided_from_seeds(verdict: str, n: int, planned: int = 0) -> str:
     """A verdict as the seed rule allows it: reproduced or contradicted only from at least
     ``stats.MIN_N_POWER`` seeds of each method the row reads, a difference (whose test has no power below
     that) and a level or a curve alike (a pilot's one run decides nothing); ``n`` 0 is a row that reads no
-    seeds (the paper's own numbers, a benchmark's record). Else inconclusive, with what the runs say."""
-    if category(verdict) in ("reproduced", "contradicted") and 0 < int(n) < stats.MIN_N_POWER:
-        return (f"inconclusive: n={int(n)}; a verdict is decided from at least {stats.MIN_N_POWER} seeds of each "
+    seeds (the paper's own numbers, a benchmark's record, a model's parameter count). And where the
+    study's plan fixed more seeds (``planned``, its study.json), only from all of them, a verdict that
+    depends on our choice too (one of its readings is decided): a verdict read at every sitting while the
+    seeds come in would be tested again and again, and could stop where it happened to cross. Else
+    inconclusive, with what the runs say."""
+    n = int(n)
+    if category(verdict) not in ("reproduced", "contradicted", "depends on our choice") or n <= 0:
+        return verdict
+    if n < stats.MIN_N_POWER:
+        return (f"inconclusive: n={n}; a verdict is decided from at least {stats.MIN_N_POWER} seeds of each "
                 f"method it reads; the runs say: {verdict}")
+    if n < planned:
+        return (f"inconclusive: interim, n={n} of the {planned} seeds the study planned; a study decides at its "
+                f"planned seeds, not while they come in; the runs say: {verdict}")
     return verdict
 
 

@@ -37,6 +37,8 @@ class Study:
     #: study pairs with from a source (study_folders.Recorded)
     repeat_differences: dict = field(default_factory=dict)
     baseline: dict | None = None
+    #: the seeds its plan fixed before its first run (study.json; 0: none declared): its rows decide at that many
+    planned_seeds: int = 0
 
     def judged(self) -> "Study | None":
         """The study as the claims and figures read it: without the runs it repeats (declared), with
@@ -179,8 +181,11 @@ def find_studies(pairs: list[tuple[str, str]] | None, studies_dir: Path, scratch
         r = next(records)
         st = Study.from_record(name, folder, scratch, r.record)
         st.repeats, st.repeat_differences, st.baseline = r.repeats, r.repeat_differences, r.baseline
+        st.planned_seeds = r.planned_seeds
         judged = r.judged(by_name) if (r.repeats or r.baseline) else None
         st.without_repeats = None if judged is None else Study.from_record(name, folder, scratch / "judged", judged)
+        if st.without_repeats is not None:
+            st.without_repeats.planned_seeds = r.planned_seeds
         found.append(st)
     if pairs:
         return found
