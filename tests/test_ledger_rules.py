@@ -1068,3 +1068,13 @@ def replace_where(row: Row, where: str) -> Row:
     from dataclasses import replace
 
     return replace(row, where=where)
+
+
+def test_the_forest_labels_an_interim_comparison():
+    """The forest draws every in-regime comparison; one from a study short of its planned seeds is drawn
+    too, and says so, since its row decides nothing yet (mnist_patch4 at 3 of 5)."""
+    from autonorm.report.findings.figures import n_label
+
+    assert n_label(SimpleNamespace(planned_seeds=5), 3) == "n=3 of 5 planned: interim"
+    assert n_label(SimpleNamespace(planned_seeds=5), 5) == "n=5"
+    assert n_label(SimpleNamespace(planned_seeds=0), 3) == "n=3"

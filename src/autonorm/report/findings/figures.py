@@ -204,7 +204,7 @@ def forest_rows(studies, reference) -> list[tuple]:
                                and rules.arm_band(st.ctx.summary, reference, d, metric, a)[0]]
                     if outside:
                         stated += f" ({', '.join(outside)} outside its band)"
-                    out.append((f"{st.name}, {pretty(d)}: {r.method_a} − {r.method_b}{stated}, n={p.n}", p.diff,
+                    out.append((f"{st.name}, {pretty(d)}: {r.method_a} − {r.method_b}{stated}, {n_label(st, p.n)}", p.diff,
                                 *p.ci(0.90), *p.ci(), m, pd_, metric))
         lr = st.ctx.learned_vs_random
         for r in (lr.itertuples(index=False) if not lr.empty else []):
@@ -212,9 +212,16 @@ def forest_rows(studies, reference) -> list[tuple]:
             p = Paired.of(r._asdict())
             if ok is True and r.metric in ("accuracy", "rmse") and p.testable:
                 m = rules.margin(r.metric, rules.paper_value(reference, r.dataset, "frozen_ln", r.metric))
-                out.append((f"{st.name}, {pretty(r.dataset)}: {r.method_a} − random, n={p.n}", p.diff, *p.ci(0.90),
+                out.append((f"{st.name}, {pretty(r.dataset)}: {r.method_a} − random, {n_label(st, p.n)}", p.diff, *p.ci(0.90),
                             *p.ci(), m, math.nan, r.metric))
     return out
+
+
+def n_label(st, n: int) -> str:
+    """'n=5'; 'n=3 of 5 planned: interim' where the study's plan (study.json) has more seeds to come, so that
+    an interval drawn beside decided ones is not read as one (rules.decided_from_seeds)."""
+    planned = getattr(st, "planned_seeds", 0)
+    return f"n={n}" + (f" of {planned} planned: interim" if n < planned else "")
 
 
 def forest(studies, reference, out_dir: Path, plt) -> str | None:
