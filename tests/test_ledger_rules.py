@@ -784,6 +784,11 @@ def test_the_readme_block_is_short_and_generated(tmp_path):
     assert readme.read_text() == f"# x\n\n<!-- findings:start (generated) -->\n{block}\n<!-- findings:end -->\n\nrest\n"
     (tmp_path / "plain.md").write_text("no markers\n")
     assert not write_readme_block(tmp_path / "plain.md", block) and not write_readme_block(tmp_path / "none.md", block)
+    # a study in the regime short of the seeds it planned says so where the regime is named
+    block = readme_block(counted_rows(rows), [("california_depth", "California Housing"), ("mnist_patch4", "MNIST")],
+                         interim={"mnist_patch4": (3, 5)})
+    assert ("California Housing (california_depth), MNIST (mnist_patch4; interim: n=3 of its 5 planned seeds, so its "
+            "rows decide nothing yet).") in block
 
 
 def test_tau_blending_by_the_final_entropy():

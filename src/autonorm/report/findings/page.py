@@ -267,7 +267,14 @@ def build(studies: list[Study], out: Path, figures_dir: Path, command: str, with
             ok, why = rules.study_regime(st, reference, d)
             if ok is False:
                 outside.append((st.name, pretty(d), why.split("; ")[0]))
-    return "\n".join(lines), readme_block(all_rows, regime, outside)
+    # a study short of the seeds it planned: the fewest seeds of its interim rows, beside its plan
+    planned = {st.name: st.planned_seeds for st in judged if st.planned_seeds}
+    interim: dict[str, tuple[int, int]] = {}
+    for r in all_rows:
+        name = study_of(r, planned)
+        if name and r.verdict.startswith(rules.INTERIM):
+            interim[name] = (min(r.n, interim.get(name, (r.n, 0))[0]), planned[name])
+    return "\n".join(lines), readme_block(all_rows, regime, outside, interim)
 
 
 #: where the page's readme lives: README_FILE beside the DOCS_FOLDER the page is written into
@@ -283,12 +290,17 @@ def _short(claim: str) -> str:
     return claim.split("; the paper:")[0].split(" (paper Δ")[0].strip()
 
 
-def readme_block(rows: list[Row], regime: list[tuple[str, str]], outside: list[tuple[str, str, str]] = ()) -> str:
+def readme_block(rows: list[Row], regime: list[tuple[str, str]], outside: list[tuple[str, str, str]] = (),
+                 interim: dict[str, tuple[int, int]] | None = None) -> str:
     """The README's "What we found" block, from the ledger's rows: at most :data:`README_MAX_LINES` lines
-    and :data:`README_MAX_CHARS` characters: the counted verdicts, where the paper's regime was reached,
-    what was decided there, what the paper's own numbers rule out, and a link to the page."""
+    and :data:`README_MAX_CHARS` characters: the counted verdicts, where the paper's regime was reached
+    (and where a study there is short of the seeds it planned: ``interim``, study -> (n, planned)), what
+    was decided there, what the paper's own numbers rule out, and a link to the page."""
     counted = [r for r in rows if not r.observation and not r.supporting]
-    where = ", ".join(f"{d} ({st})" for st, d in regime) or "no study yet"
+    interim = interim or {}
+    where = ", ".join(f"{d} ({st}" + (f"; interim: n={interim[st][0]} of its {interim[st][1]} planned seeds, so its "
+                                      "rows decide nothing yet" if st in interim else "") + ")"
+                      for st, d in regime) or "no study yet"
     decided = {w: [_short(r.claim) for r in counted if r.word == w] for w in ("reproduced", "contradicted")}
     own = [_short(r.claim) for r in counted if r.word in ("cannot be what it says", "ill-defined")]
     lines = [f"**The ledger** ([docs/findings.md](docs/findings.md); its terms at the top, the verdict words under "

@@ -101,6 +101,10 @@ def category(verdict: str) -> str:
     return "inconclusive"
 
 
+#: how a row of a study short of the seeds it planned begins (:func:`decided_from_seeds`)
+INTERIM = "inconclusive: interim"
+
+
 def decided_from_seeds(verdict: str, n: int, planned: int = 0) -> str:
     """A verdict as the seed rule allows it: reproduced or contradicted only from at least
     ``stats.MIN_N_POWER`` seeds of each method the row reads, a difference (whose test has no power below
@@ -117,7 +121,7 @@ def decided_from_seeds(verdict: str, n: int, planned: int = 0) -> str:
         return (f"inconclusive: n={n}; a verdict is decided from at least {stats.MIN_N_POWER} seeds of each "
                 f"method it reads; the runs say: {verdict}")
     if n < planned:
-        return (f"inconclusive: interim, n={n} of the {planned} seeds the study planned; a study decides at its "
+        return (f"{INTERIM}, n={n} of the {planned} seeds the study planned; a study decides at its "
                 f"planned seeds, not while they come in; the runs say: {verdict}")
     return verdict
 
