@@ -317,9 +317,11 @@ def _count_once(studies: Sequence[Recorded]) -> None:
 def load_studies(named: Sequence[tuple[str, str | Path]]) -> list[Recorded]:
     """The study records ``named`` ((name, folder), in the page's order), each loaded and the
     runs they share counted once (:func:`_count_once`)."""
-    studies = [Recorded(name, Path(folder), load_study(folder), *declaration_of(folder)[:1],
-                        baseline=declaration_of(folder)[1], planned_seeds=planned_seeds_of(folder))
-               for name, folder in named]
+    studies = []
+    for name, folder in named:
+        sources, baseline = declaration_of(folder)  # read once a study, not once a field
+        studies.append(Recorded(name, Path(folder), load_study(folder), sources, baseline=baseline,
+                                planned_seeds=planned_seeds_of(folder)))
     _count_once(studies)
     return studies
 
