@@ -785,10 +785,30 @@ def test_the_readme_block_is_short_and_generated(tmp_path):
     (tmp_path / "plain.md").write_text("no markers\n")
     assert not write_readme_block(tmp_path / "plain.md", block) and not write_readme_block(tmp_path / "none.md", block)
     # a study in the regime short of the seeds it planned says so where the regime is named
+    # (by method: the rows that read a method with all its seeds may decide)
     block = readme_block(counted_rows(rows), [("california_depth", "California Housing"), ("mnist_patch4", "MNIST")],
-                         interim={"mnist_patch4": (3, 5)})
-    assert ("California Housing (california_depth), MNIST (mnist_patch4; interim: n=3 of its 5 planned seeds, so its "
-            "rows decide nothing yet).") in block
+                         interim={"mnist_patch4": ([("random", 1), ("adanorm", 0)], 5)})
+    assert ("California Housing (california_depth), MNIST (mnist_patch4; interim: random n=1, adanorm n=0 of its 5 "
+            "planned seeds, so the rows that read them decide nothing yet).") in block
+
+
+def test_a_study_short_of_its_plan_names_the_methods_short_of_it():
+    """short_of_plan: a study whose study.json plans 5 seeds lists each method of its grid with fewer finished
+    seeds (a method of the grid with no finished run: n=0), and nothing when every method has them or no plan
+    is declared."""
+    from types import SimpleNamespace
+
+    from autonorm.report.findings.page import short_of_plan
+
+    summary = pd.DataFrame([{"dataset": "mnist", "method": m, "metric": k, "n": n}
+                            for m, n in (("frozen_ln", 5), ("autonorm_s", 5), ("random", 1)) for k in ("accuracy", "f1")])
+    grid = {"methods": ["frozen_ln", "autonorm_s", "random", "adanorm"]}
+    st = SimpleNamespace(planned_seeds=5, ctx=SimpleNamespace(summary=summary), record={"grid": grid})
+    assert short_of_plan(st) == [("random", 1), ("adanorm", 0)]
+    st.planned_seeds = 1
+    assert short_of_plan(st) == [("adanorm", 0)]
+    st.planned_seeds = 0
+    assert short_of_plan(st) == []
 
 
 def test_tau_blending_by_the_final_entropy():

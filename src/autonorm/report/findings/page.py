@@ -267,14 +267,21 @@ def build(studies: list[Study], out: Path, figures_dir: Path, command: str, with
             ok, why = rules.study_regime(st, reference, d)
             if ok is False:
                 outside.append((st.name, pretty(d), why.split("; ")[0]))
-    # a study short of the seeds it planned: the fewest seeds of its interim rows, beside its plan
-    planned = {st.name: st.planned_seeds for st in judged if st.planned_seeds}
-    interim: dict[str, tuple[int, int]] = {}
-    for r in all_rows:
-        name = study_of(r, planned)
-        if name and r.verdict.startswith(rules.INTERIM):
-            interim[name] = (min(r.n, interim.get(name, (r.n, 0))[0]), planned[name])
+    # a study short of the seeds it planned: which methods, with their seeds, beside its plan
+    interim = {st.name: (short, st.planned_seeds) for st in judged if (short := short_of_plan(st))}
     return "\n".join(lines), readme_block(all_rows, regime, outside, interim)
+
+
+def short_of_plan(st: Study) -> list[tuple[str, int]]:
+    """The methods of a study's grid with fewer finished seeds than its plan (study.json), each with its
+    finished seeds; empty where the study declares no plan or every method has its seeds. The rows that read
+    such a method are interim (rules.decided_from_seeds); the others may decide."""
+    if not st.planned_seeds:
+        return []
+    s = st.ctx.summary
+    have = s.groupby("method")["n"].max().to_dict() if not s.empty else {}
+    grid = ((st.record or {}).get("grid") or {}).get("methods") or list(have)
+    return [(m, int(have.get(m, 0))) for m in grid if have.get(m, 0) < st.planned_seeds]
 
 
 #: where the page's readme lives: README_FILE beside the DOCS_FOLDER the page is written into
@@ -291,16 +298,21 @@ def _short(claim: str) -> str:
 
 
 def readme_block(rows: list[Row], regime: list[tuple[str, str]], outside: list[tuple[str, str, str]] = (),
-                 interim: dict[str, tuple[int, int]] | None = None) -> str:
+                 interim: dict[str, tuple[list[tuple[str, int]], int]] | None = None) -> str:
     """The README's "What we found" block, from the ledger's rows: at most :data:`README_MAX_LINES` lines
     and :data:`README_MAX_CHARS` characters: the counted verdicts, where the paper's regime was reached
-    (and where a study there is short of the seeds it planned: ``interim``, study -> (n, planned)), what
-    was decided there, what the paper's own numbers rule out, and a link to the page."""
+    (and where a study there is short of the seeds it planned: ``interim``, study -> (its methods short of
+    the plan with their seeds, the planned seeds): :func:`short_of_plan`), what was decided there, what the
+    paper's own numbers rule out, and a link to the page."""
     counted = [r for r in rows if not r.observation and not r.supporting]
     interim = interim or {}
-    where = ", ".join(f"{d} ({st}" + (f"; interim: n={interim[st][0]} of its {interim[st][1]} planned seeds, so its "
-                                      "rows decide nothing yet" if st in interim else "") + ")"
-                      for st, d in regime) or "no study yet"
+
+    def short(st: str) -> str:
+        methods, planned = interim[st]
+        return (f"; interim: {', '.join(f'{m} n={n}' for m, n in methods)} of its {planned} planned seeds, so the "
+                f"rows that read {'it' if len(methods) == 1 else 'them'} decide nothing yet")
+
+    where = ", ".join(f"{d} ({st}" + (short(st) if st in interim else "") + ")" for st, d in regime) or "no study yet"
     decided = {w: [_short(r.claim) for r in counted if r.word == w] for w in ("reproduced", "contradicted")}
     own = [_short(r.claim) for r in counted if r.word in ("cannot be what it says", "ill-defined")]
     lines = [f"**The ledger** ([docs/findings.md](docs/findings.md); its terms at the top, the verdict words under "
