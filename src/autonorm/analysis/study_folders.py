@@ -124,7 +124,11 @@ def _declaration(study_dir: str | Path) -> tuple[Path, dict | None]:
 def planned_seeds_of(study_dir: str | Path) -> int:
     """The number of seeds a study's plan fixed before its first run (``"planned_seeds": 5`` in its
     ``study.json``, as its README states the plan); 0 where it declares none."""
-    path, obj = _declaration(study_dir)
+    return _planned_seeds(*_declaration(study_dir))
+
+
+def _planned_seeds(path: Path, obj: dict | None) -> int:
+    """:func:`planned_seeds_of` from a study.json already read (:func:`_declaration`)."""
     if obj is None or "planned_seeds" not in obj:
         return 0
     n = obj["planned_seeds"]
@@ -138,8 +142,11 @@ def declaration_of(study_dir: str | Path) -> tuple[list[str], dict | None]:
     (``"sources": [...]``, each a study folder beside it) and, optionally, the methods it takes from
     one of them to pair with (``"baseline": {"study": "mnist_regime", "methods": ["frozen_ln"]}``);
     a study.json that holds only its plan (:func:`planned_seeds_of`) declares no source."""
-    study_dir = Path(study_dir)
-    path, obj = _declaration(study_dir)
+    return _sources_and_baseline(Path(study_dir), *_declaration(study_dir))
+
+
+def _sources_and_baseline(study_dir: Path, path: Path, obj: dict | None) -> tuple[list[str], dict | None]:
+    """:func:`declaration_of` from a study.json already read (:func:`_declaration`)."""
     if obj is None or not ({"sources", "baseline"} & set(obj)):
         return [], None
     sources = obj.get("sources")
@@ -319,9 +326,10 @@ def load_studies(named: Sequence[tuple[str, str | Path]]) -> list[Recorded]:
     runs they share counted once (:func:`_count_once`)."""
     studies = []
     for name, folder in named:
-        sources, baseline = declaration_of(folder)  # read once a study, not once a field
+        declared = _declaration(folder)  # study.json read once a study, not once a field
+        sources, baseline = _sources_and_baseline(Path(folder), *declared)
         studies.append(Recorded(name, Path(folder), load_study(folder), sources, baseline=baseline,
-                                planned_seeds=planned_seeds_of(folder)))
+                                planned_seeds=_planned_seeds(*declared)))
     _count_once(studies)
     return studies
 
