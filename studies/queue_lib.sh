@@ -1,12 +1,27 @@
 # The study workers' shared part (sourced by studies/*/queue.sh; one worker a core, start as many as
 # there are cores). The caller sets E (the study's eval folder of the dataset), R (its runs folder),
-# CLAIMS (a folder for the lock files) and the function Q (snakemake with the study's preset).
+# CLAIMS (a folder for the lock files), HERE (the study folder, whose committed record is asked) and the
+# function Q (snakemake with the study's preset).
 # A run is claimed by an flock on its own lock file, held while it trains: a worker that dies (a machine
 # that stops with the session) lets go of its claim, and the next worker started resumes that run from
 # its last checkpoint, before any later run of the list. The list itself is never edited.
+# A run the study's committed record holds (an earlier sitting's, on another machine whose results folder is
+# gone) is done too: the worker skips it, and reads its pilot's rule and a recorded AutoNorm-S run's freeze
+# from the record (autonorm.analysis.recorded_run; a damaged record stops the worker).
+
+recorded() {  # is run $1 (method/seedN) in the study's record? 0 yes, 1 no, 2 stop; $2.. as recorded_run's
+  local run=$1; shift
+  compgen -G "$HERE/*/" > /dev/null || return 1   # no part folder: nothing recorded yet
+  python -m autonorm.analysis.recorded_run "$HERE" "${E##*/}/$run" "$@"
+}
+
+done_here_or_recorded() {  # 0: run $1 has its eval file or is recorded, 1: neither, 2: the record is damaged
+  [ -s "$E/$1.json" ] && return 0
+  recorded "$1"
+}
 
 take() {  # train run $1 (method/seedN) unless it is done or another worker holds it
-  [ -s "$E/$1.json" ] && return 0
+  done_here_or_recorded "$1"; case $? in 0) return 0;; 1) ;; *) return 1;; esac
   exec 8>"$CLAIMS/${1//\//_}.lock"
   if flock -n 8; then   # else another worker holds it: go on down the list
     [ -s "$E/$1.json" ] || { echo "$(date -u +%FT%TZ) $1"; Q "$E/$1.json" || return 1; }
@@ -14,18 +29,23 @@ take() {  # train run $1 (method/seedN) unless it is done or another worker hold
   exec 8>&-
 }
 
+froze() {  # 0: AutoNorm-S run $1 (autonorm_s/seedN) froze, 1: it did not or is not done, 2: stop
+  if [ -s "$E/$1.json" ]; then
+    python -c "import json,sys; sys.exit(0 if json.load(open('$R/$1/freeze.json')).get('froze') else 1)"
+  else
+    recorded "$1" --froze
+  fi
+}
+
 run_list() {  # the runs of list $1 (method/seedN a line) in order; unfrozen AutoNorm is AutoNorm-S's run
   # wherever the freeze does not fire, so a seed gets its own autonorm run only where its AutoNorm-S froze,
   # taken right after that AutoNorm-S run
-  local next s
+  local next
   while read -r next <&3; do
     [ -z "$next" ] && continue
     take "$next" || return 1
     case $next in autonorm_s/seed*)
-      s=${next#autonorm_s/}
-      if [ -s "$E/$next.json" ] && python -c "import json,sys; sys.exit(0 if json.load(open('$R/autonorm_s/$s/freeze.json')).get('froze') else 1)"; then
-        take "autonorm/$s" || return 1
-      fi;;
+      froze "$next"; case $? in 0) take "autonorm/${next#autonorm_s/}" || return 1;; 1) ;; *) return 1;; esac;;
     esac
   done 3<"$1"
   echo "$(date -u +%FT%TZ) nothing left in $1"
@@ -34,11 +54,18 @@ run_list() {  # the runs of list $1 (method/seedN a line) in order; unfrozen Aut
 run_study() {  # the pilot (one worker trains it, the others wait), rule 1 on its test metric $1 (a Python
   # condition $2 on r, its value), then the list $3; exit 3 when the pilot is out of the regime
   mkdir -p "$CLAIMS"
+  local r pilot=$E/frozen_ln/seed0.json
   exec 9>"$CLAIMS/pilot.lock"; flock 9
-  [ -s "$E/frozen_ln/seed0.json" ] || Q "$E/frozen_ln/seed0.json" || exit 1
+  if [ ! -s "$pilot" ]; then
+    r=$(recorded frozen_ln/seed0 --metric "$1")
+    case $? in
+      0) echo "$(date -u +%FT%TZ) the pilot is in the study's record";;
+      1) Q "$pilot" || exit 1; r=;;
+      *) exit 1;;
+    esac
+  fi
+  [ -n "${r:-}" ] || r=$(python -c "import json;print(json.load(open('$pilot'))['test']['$1'])")
   flock -u 9
-  local r
-  r=$(python -c "import json;print(json.load(open('$E/frozen_ln/seed0.json'))['test']['$1'])")
   echo "$(date -u +%FT%TZ) pilot test $1 $r"
   python -c "import sys; r=float('$r'); sys.exit(0 if ($2) else 3)" || { echo "out of regime: rule 2 by hand"; exit 3; }
   run_list "$3" || exit 1

@@ -1,7 +1,9 @@
 """The study workers (studies/mnist_patch4/queue.sh, studies/california_depth/queue.sh, their shared part
 studies/queue_lib.sh), run against a stub `snakemake` that writes each target it is asked for: the pilot's
-rule, the list's order, a run another worker holds, two workers at once, and unfrozen AutoNorm trained
-only for the seeds whose AutoNorm-S froze."""
+rule, the list's order, a run another worker holds, two workers at once, unfrozen AutoNorm trained only
+for the seeds whose AutoNorm-S froze, and a new machine: the runs the study's committed record holds are
+not trained again, and a damaged record stops the worker. Each worker runs from a copy of its study folder
+holding the parts a test gives it (none, or some of the committed ones)."""
 from __future__ import annotations
 
 import fcntl
@@ -34,11 +36,24 @@ esac
 """
 
 
+def _study_copy(tmp_path: Path, study: str, parts: tuple[str, ...] = ()) -> Path:
+    """studies/ with the worker, its library and the named committed parts of ``study``, under tmp_path."""
+    here = tmp_path / "studies" / study
+    if not here.exists():
+        here.mkdir(parents=True)
+        shutil.copy(STUDIES / "queue_lib.sh", here.parent)
+        shutil.copy(STUDIES / study / "queue.sh", here)
+        for part in parts:
+            shutil.copytree(STUDIES / study / part, here / part)
+    return here / "queue.sh"
+
+
 def _queue(tmp_path: Path, todo: list[str], freezes: str = "", study: str = "mnist_patch4", in_regime: bool = True,
-           workers: int = 1, stub_seconds: float = 0):
+           workers: int = 1, stub_seconds: float = 0, parts: tuple[str, ...] = ()):
     if shutil.which("flock") is None:
         pytest.skip("flock (util-linux) is not installed")
     eval_dir, raw_var, good, bad = QUEUES[study]
+    queue = _study_copy(tmp_path, study, parts)
     work, bin_ = tmp_path / "worktree", tmp_path / "bin"
     work.mkdir(exist_ok=True)
     bin_.mkdir(exist_ok=True)
@@ -50,7 +65,7 @@ def _queue(tmp_path: Path, todo: list[str], freezes: str = "", study: str = "mni
            raw_var: str(tmp_path / "raw with space"), "TODO": str(tmp_path / "todo.txt"), "EVAL": eval_dir,
            "STUB_LOG": str(log), "FREEZES": freezes, "PILOT": str(good if in_regime else bad),
            "STUB_SECONDS": str(stub_seconds)}
-    procs = [subprocess.Popen(["bash", str(STUDIES / study / "queue.sh")], env=env, stdout=subprocess.PIPE,
+    procs = [subprocess.Popen(["bash", str(queue)], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(workers)]
     outs = [p.communicate(timeout=120) for p in procs]
     trained = log.read_text().split() if log.exists() else []
@@ -104,3 +119,45 @@ def test_the_california_list_is_rule_3_seed_by_seed_then_the_other_baselines():
     rule3 = [f"{m}/seed{s}" for s in range(5) for m in ("frozen_ln", "autonorm_s", "random", "teacher_mlp")]
     assert todo[:20] == rule3 and len(todo) == len(set(todo)) == 35
     assert {t.split("/")[0] for t in todo[20:]} == {"adanorm", "film", "dyt"}
+
+
+def test_a_new_machine_skips_the_runs_the_record_holds_and_reads_the_pilot_from_it(tmp_path):
+    """An empty results folder and a record of the pilot (98.37) and AutoNorm-S seed 0: neither is trained
+    again, rule 1 reads the recorded pilot, and the next run of the list is trained."""
+    todo = ["autonorm_s/seed0", "frozen_ln/seed1"]
+    ((rc, out, err),), trained = _queue(tmp_path, todo, freezes="seed0", in_regime=False,
+                                        parts=("2026-12-05-pilot", "2026-12-05-autonorm_s-s0"))
+    assert rc == 0, err
+    assert "the pilot is in the study's record" in out and "pilot test accuracy 98.37" in out
+    # the stub's pilot would be out of the regime (96.5) and autonorm_s seed 0 would freeze: neither ran
+    assert trained == ["frozen_ln/seed1.json"]
+
+
+def test_a_recorded_autonorm_s_that_froze_has_its_recorded_unfrozen_twin_skipped_too(tmp_path):
+    """California seed 1: AutoNorm-S froze, and its unfrozen AutoNorm run is recorded beside it."""
+    todo = ["autonorm_s/seed1", "random/seed1"]
+    ((rc, out, err),), trained = _queue(tmp_path, todo, study="california_depth", in_regime=False,
+                                        parts=("2026-12-05-pilot", "2026-12-05-seed1-a"))
+    assert rc == 0, err
+    assert trained == ["random/seed1.json"]
+
+
+def test_a_damaged_record_stops_the_worker_before_it_trains(tmp_path):
+    queue = _study_copy(tmp_path, "mnist_patch4", ("2026-12-05-pilot",))
+    (queue.parent / "2026-12-05-pilot" / "manifest.json").write_text("{ not json")
+    ((rc, out, err),), trained = _queue(tmp_path, ["frozen_ln/seed1"])
+    assert rc == 1 and "2026-12-05-pilot" in err and "manifest.json" in err
+    assert trained == []
+
+
+def test_recorded_run_answers_from_the_parts_it_finds(tmp_path, capsys):
+    from autonorm.analysis.recorded_run import main
+    here = _study_copy(tmp_path, "california_depth", ("2026-12-05-pilot", "2026-12-05-seed0", "2026-12-05-seed1-a")).parent
+    assert main([str(here), "california_housing/frozen_ln/seed0", "--metric", "rmse"]) == 0
+    assert abs(float(capsys.readouterr().out) - 0.4655) < 5e-5            # the pilot, as its README states it
+    assert main([str(here), "california_housing/autonorm_s/seed1", "--froze"]) == 0   # it froze
+    assert main([str(here), "california_housing/autonorm_s/seed0", "--froze"]) == 1   # it did not
+    assert main([str(here), "california_housing/frozen_ln/seed2"]) == 1   # recorded in a part not copied here
+    assert main([str(here), "california_housing/frozen_ln/seed0", "--metric", "accuracy"]) == 2
+    assert "has no test 'accuracy'" in capsys.readouterr().err
+    assert main([str(here), "frozen_ln/seed0"]) == 2 and "dataset/method/seedK" in capsys.readouterr().err
