@@ -321,7 +321,7 @@ def test_a_study_json_may_hold_the_plan_alone_and_refuses_a_bad_one(tmp_path):
     from autonorm.analysis.study_folders import declaration_of, planned_seeds_of
 
     for name in ("mnist_patch4", "california_depth"):
-        assert planned_seeds_of(STUDIES / name) == 5 and declaration_of(STUDIES / name) == ([], None)
+        assert planned_seeds_of(STUDIES / name) == 5 and declaration_of(STUDIES / name)[0] == []
     assert planned_seeds_of(STUDIES / "mnist_regime") == 0  # no study.json
     assert planned_seeds_of(STUDIES / "mnist_per_block") == 0  # sources only
     folder = tmp_path / "s"
@@ -335,7 +335,102 @@ def test_a_study_json_may_hold_the_plan_alone_and_refuses_a_bad_one(tmp_path):
     with pytest.raises(records.RecordError) as e:
         planned_seeds_of(folder)
     assert str(e.value) == (f"{folder / 'study.json'}: unknown key(s) planned_seed; a study.json holds sources, "
-                            "baseline, planned_seeds")
+                            "baseline, planned_seeds, same_floats")
     (folder / "study.json").write_text('[5]')
     with pytest.raises(records.RecordError, match="expected a JSON object"):
         declaration_of(folder)
+
+
+#: the CPU type of mnist_patch4's first runs, and the one its 2026-12-06 midday sitting trained on
+CPU_A, CPU_B = "Intel(R) Xeon(R) Processor, torch AVX512", "Intel(R) Xeon(R) Processor @ 2.80GHz, torch AVX512"
+
+
+def _patch4(tmp_path: Path, check: dict | None) -> Path:
+    """mnist_patch4's pilot and AutoNorm-S seed 0 parts, the latter's run marked as trained on CPU_B, and a
+    study.json with the plan and ``check`` (a same-floats entry; None: none)."""
+    study = tmp_path / "studies" / "mnist_patch4"
+    study.mkdir(parents=True)
+    for part in ("2026-12-05-pilot", "2026-12-05-autonorm_s-s0"):
+        shutil.copytree(STUDIES / "mnist_patch4" / part, study / part)
+
+    def on_b(raw: bytes) -> bytes:
+        prov = pd.read_csv(__import__("io").BytesIO(raw))
+        assert set(prov.cpu) == {CPU_A}
+        return prov.assign(cpu=CPU_B).to_csv(index=False).encode()
+    _edit(study / "2026-12-05-autonorm_s-s0", "provenance.csv.gz", on_b)
+    (study / "study.json").write_text(json.dumps({"planned_seeds": 5, **({"same_floats": [check]} if check else {})}))
+    return study
+
+
+def _pilot_check(**change) -> dict:
+    """The check studies/mnist_patch4/study.json declares (the pilot's epoch 1 trained again on CPU_B)."""
+    check = json.loads((STUDIES / "mnist_patch4" / "study.json").read_text())["same_floats"][0]
+    assert check["run"] == "mnist/frozen_ln/seed0" and check["cpu"] == CPU_B
+    return {**check, **change}
+
+
+def test_runs_on_two_cpu_types_are_paired_only_where_a_same_floats_check_joins_them(tmp_path):
+    """The pilot (CPU_A) and AutoNorm-S seed 0 (CPU_B here): refused without a check, read with one, and
+    the page says which check joined them."""
+    from autonorm.report.findings.page import _cpu_lines
+
+    study = _patch4(tmp_path, None)
+    with pytest.raises(records.RecordError) as e:
+        sf.load_studies([("mnist_patch4", study)])
+    assert str(e.value).startswith(f"mnist_patch4: its runs trained on CPU types '{CPU_A}' (1 runs), '{CPU_B}' "
+                                   f"(1 runs), and no same_floats check in {study / 'study.json'} joins them")
+    study = _patch4(tmp_path / "b", _pilot_check())
+    (got,) = sf.load_studies([("mnist_patch4", study)])
+    assert got.same_floats == [_pilot_check()]
+    (line,) = _cpu_lines(got.record["provenance"], got.same_floats)
+    assert "2 CPU types, checked for the same floats and paired across: mnist/frozen_ln/seed0 trained again on " \
+           f"`{CPU_B}` gave the record's losses to every digit at epoch 1 (study.json)" in line
+    # a check that joins CPU_A to a third type leaves CPU_B unjoined
+    study = _patch4(tmp_path / "c", _pilot_check(cpu="AMD EPYC, torch AVX2"))
+    with pytest.raises(records.RecordError, match="no same_floats check"):
+        sf.load_studies([("mnist_patch4", study)])
+
+
+def test_a_same_floats_check_must_equal_the_record_to_every_digit(tmp_path):
+    import math
+
+    epoch1 = _pilot_check()["epochs"][0]
+    off = {**epoch1, "train_loss": math.nextafter(epoch1["train_loss"], 3.0)}  # one ulp away
+    cases = {
+        "differs from the record (epoch 1 train_loss 2.1358765516235936 (recorded 2.135876551623593)): the two "
+        "CPUs do not train it to the same floats; remove the entry": _pilot_check(epochs=[off]),
+        "epoch 17: not in the record": _pilot_check(epochs=[{**epoch1, "epoch": 17}]),
+        "which the study's record does not hold": _pilot_check(run="mnist/frozen_ln/seed9"),
+        "the check compares two CPU types": _pilot_check(cpu=CPU_A),
+        '"same_floats" is a list of': _pilot_check(epochs=[]),
+    }
+    for i, (want, check) in enumerate(cases.items()):
+        study = _patch4(tmp_path / str(i), check)
+        with pytest.raises(records.RecordError) as e:
+            sf.load_studies([("mnist_patch4", study)])
+        assert str(e.value).startswith(f"{study / 'study.json'}: ") and want in str(e.value), str(e.value)
+
+
+def test_same_floats_compares_a_run_trained_again_with_the_record(tmp_path, capsys):
+    """The command that writes a check: the pilot's epoch 1 as the record holds it matches (exit 0, the
+    entry); one digit off does not (exit 1); a folder of another config is no run trained again (exit 2)."""
+    from autonorm.analysis.same_floats import main
+
+    study = _patch4(tmp_path, _pilot_check())
+    h = records.read_part(study / "2026-12-05-pilot")["history"].iloc[0]
+    run = tmp_path / "again"
+    run.mkdir()
+
+    def write(train_loss: float, config_hash: str = "824eb1813920e793") -> None:
+        (run / "env.json").write_text(json.dumps({"cpu": CPU_B}))
+        (run / "history.json").write_text(json.dumps([{"epoch": 1, "train_loss": train_loss, "val_loss": h.val_loss,
+                                                       "config_hash": config_hash}]))
+    write(float(h.train_loss))
+    assert main([str(study), "mnist/frozen_ln/seed0", str(run)]) == 0
+    assert json.loads(capsys.readouterr().out) == _pilot_check()
+    write(float(h.train_loss) + 1e-12)
+    assert main([str(study), "mnist/frozen_ln/seed0", str(run)]) == 1
+    assert "differs from the record: epoch 1 train_loss" in capsys.readouterr().err
+    write(float(h.train_loss), config_hash="0000000000000000")
+    assert main([str(study), "mnist/frozen_ln/seed0", str(run)]) == 2
+    assert "not the same run trained again" in capsys.readouterr().err

@@ -20,6 +20,12 @@ A ``study.json`` may also hold the study's plan, the seeds it fixed before its f
 (``{"planned_seeds": 5}``, as its README states it): the page decides the study's rows only once
 that many seeds of each method a row reads are recorded.
 
+And where the study's runs trained on two CPU types, the check that lets the page pair them: one recorded
+run trained again on the other CPU, whose per-epoch losses equal the record's to every digit
+(``{"same_floats": [{"run": "mnist/frozen_ln/seed0", "cpu": "<the other CPU>", "epochs": [{"epoch": 1,
+"train_loss": ..., "val_loss": ...}]}]}``, written by ``python -m autonorm.analysis.same_floats``); a
+declaration whose numbers differ from the record is refused, naming the epoch and the number.
+
 Other files (a README, notes) are left alone. A study folder with no part yet is no study record
 (the page skips it).
 """
@@ -31,7 +37,8 @@ from typing import Sequence
 
 import pandas as pd
 
-from autonorm.analysis.record_runs import FRAMES, differences, finished_runs, parse_run, run_name, select_runs
+from autonorm.analysis.record_runs import (FRAMES, differences, finished_runs, parse_run, provenance_of, run_name,
+                                          select_runs)
 from autonorm.analysis.records import MANIFEST, RecordError, merge, read_part
 from autonorm.io_utils import read_json
 
@@ -100,7 +107,7 @@ def load_study(study_dir: str | Path) -> dict:
 
 #: what a study.json may hold: the studies it repeats runs of, the methods it pairs with from one of
 #: them, and the seeds its plan fixed before its first run (the page decides its rows at that many)
-DECLARATION_KEYS = ("sources", "baseline", "planned_seeds")
+DECLARATION_KEYS = ("sources", "baseline", "planned_seeds", "same_floats")
 
 
 def _declaration(study_dir: str | Path) -> tuple[Path, dict | None]:
@@ -197,6 +204,7 @@ class Recorded:
     repeat_differences: dict[str, list[str]] = field(default_factory=dict)
     baseline: dict | None = None
     planned_seeds: int = 0  # the seeds its plan fixed (study.json); 0: none declared
+    same_floats: list[dict] = field(default_factory=list)  # cross-CPU checks (study.json), checked
 
     def counted(self) -> dict | None:
         """The record less its repeated runs (the claims and figures read this); None when no
@@ -328,10 +336,92 @@ def load_studies(named: Sequence[tuple[str, str | Path]]) -> list[Recorded]:
     for name, folder in named:
         declared = _declaration(folder)  # study.json read once a study, not once a field
         sources, baseline = _sources_and_baseline(Path(folder), *declared)
-        studies.append(Recorded(name, Path(folder), load_study(folder), sources, baseline=baseline,
-                                planned_seeds=_planned_seeds(*declared)))
+        record = load_study(folder)
+        studies.append(Recorded(name, Path(folder), record, sources, baseline=baseline,
+                                planned_seeds=_planned_seeds(*declared),
+                                same_floats=_same_floats(*declared, record)))
     _count_once(studies)
     return studies
+
+
+#: the per-epoch numbers a same-floats check compares (the losses: every digit of a float the run computed)
+SAME_FLOATS_NUMBERS = ("train_loss", "val_loss")
+
+
+def same_floats_mismatches(record: dict, key, epochs: Sequence[dict]) -> list[str]:
+    """Where ``epochs`` (per-epoch numbers of run ``key`` trained again, as history.json holds them)
+    differ from the record's history of that run: ["epoch 1 train_loss 2.1358 (recorded 2.1359)"];
+    an epoch the record lacks is a difference too."""
+    h = record["history"]
+    h = h[(h.dataset == key[0]) & (h.method == key[1]) & (h.seed == key[2])].set_index("epoch")
+    out = []
+    for e in epochs:
+        if e["epoch"] not in h.index:
+            out.append(f"epoch {e['epoch']}: not in the record")
+            continue
+        out += [f"epoch {e['epoch']} {n} {e[n]!r} (recorded {float(h.at[e['epoch'], n])!r})"
+                for n in SAME_FLOATS_NUMBERS if float(h.at[e["epoch"], n]) != float(e[n])]
+    return out
+
+
+def _same_floats(path: Path, obj: dict | None, record: dict) -> list[dict]:
+    """A study.json's same-floats checks, each refused unless its run is recorded on another CPU than the
+    one it names and its numbers equal the record's (:func:`same_floats_mismatches`)."""
+    checks = [] if obj is None else obj.get("same_floats", [])
+    shape = ('"same_floats" is a list of {"run": "dataset/method/seedK", "cpu": "<the CPU it trained on '
+             'again>", "epochs": [{"epoch": 1, "train_loss": <float>, "val_loss": <float>}, ...]}')
+    if not isinstance(checks, list):
+        raise RecordError(f"{path}: {shape}; it holds {checks!r}")
+    for c in checks:
+        ok = (isinstance(c, dict) and set(c) == {"run", "cpu", "epochs"} and isinstance(c["cpu"], str)
+              and c["cpu"] and isinstance(c["epochs"], list) and c["epochs"]
+              and all(isinstance(e, dict) and set(e) == {"epoch", *SAME_FLOATS_NUMBERS}
+                      and isinstance(e["epoch"], int) and not isinstance(e["epoch"], bool)
+                      and all(isinstance(e[n], float) for n in SAME_FLOATS_NUMBERS) for e in c["epochs"]))
+        key = parse_run(c["run"]) if ok and isinstance(c["run"], str) else None
+        if key is None:
+            raise RecordError(f"{path}: {shape}; one entry holds {c!r}")
+        if key not in finished_runs(record):
+            raise RecordError(f"{path}: same_floats checks run {c['run']}, which the study's record does not hold")
+        recorded_cpu = provenance_of(record["provenance"], key, "cpu")
+        if recorded_cpu in (None, c["cpu"]):
+            raise RecordError(f"{path}: same_floats checks run {c['run']} on {c['cpu']!r}, but the record names "
+                              f"{recorded_cpu or 'no CPU'} for it: the check compares two CPU types")
+        bad = same_floats_mismatches(record, key, c["epochs"])
+        if bad:
+            raise RecordError(f"{path}: same_floats: run {c['run']} trained again on {c['cpu']!r} differs from "
+                              f"the record ({'; '.join(bad[:3])}): the two CPUs do not train it to the same "
+                              "floats; remove the entry")
+    _refuse_unchecked_cpus(path, record, checks)
+    return checks
+
+
+def _refuse_unchecked_cpus(path: Path, record: dict, checks: list[dict]) -> None:
+    """Runs that name two CPU types are paired only where same-floats checks join the types: else refused.
+    (Runs of older code that name no CPU are left to the page's caveat: their study's README names the
+    machine.)"""
+    prov = record["provenance"]
+    if prov.empty or "cpu" not in prov:
+        return
+    named = prov["cpu"].dropna().astype(str)
+    named = named[named.str.strip() != ""]
+    types = named.value_counts()
+    if len(types) < 2:
+        return
+    groups: list[set] = []
+    for c in checks:
+        group = {provenance_of(prov, parse_run(c["run"]), "cpu"), c["cpu"]}
+        for g in [g for g in groups if g & group]:
+            groups.remove(g)
+            group |= g
+        groups.append(group)
+    if not any(set(types.index) <= g for g in groups):
+        shown = ", ".join(f"{c!r} ({n} runs)" for c, n in types.items())
+        raise RecordError(f"{path.parent.name}: its runs trained on CPU types {shown}, and no same_floats check in "
+                          f"{path} joins them, so a paired difference across them may carry the machines' float "
+                          "rounding: train one recorded run again on the other CPU for an epoch and declare the "
+                          "check (python -m autonorm.analysis.same_floats STUDY RUN RUN_FOLDER), or record those "
+                          "runs as a study of their own")
 
 
 #: a run's per-epoch numbers compared between a repeat and its source (not the measured times)

@@ -138,7 +138,7 @@ def _record_lines(st: Study) -> list[str]:
     if st.record is None:
         return []
     lines = ["  - parts read (finished runs): " + ", ".join(f"`{name}` {n}" for name, n in st.record["parts"]) + "."]
-    lines += _cpu_lines(st.record.get("provenance"))
+    lines += _cpu_lines(st.record.get("provenance"), st.same_floats)
     if st.repeats:
         from autonorm.analysis.study_folders import DECLARATION
 
@@ -155,17 +155,26 @@ def _record_lines(st: Study) -> list[str]:
     return lines
 
 
-def _cpu_lines(prov) -> list[str]:
+def _cpu_lines(prov, same_floats=()) -> list[str]:
     """The CPU types its runs trained on, with their counts: a paired Δ between runs of two CPU types
-    carries the machine's own float rounding, so a reader must see where a study mixes them."""
+    carries the machine's own float rounding, so a reader must see where a study mixes them, and whether
+    the study checked that its CPU types train its runs to the same floats (study.json, checked on load)."""
     if prov is None or prov.empty:
         return []
     cpu = (prov["cpu"] if "cpu" in prov else pd.Series([None] * len(prov), dtype=object)).astype(object)
     cpu = cpu.where(cpu.notna() & (cpu.astype(str).str.strip() != ""), UNRECORDED_CPU)
     counts = cpu.value_counts()
     named = ", ".join(f"`{c}` {n}" if c != UNRECORDED_CPU else f"{c} {n}" for c, n in counts.items())
+    if len(counts) < 2:
+        return [f"  - CPUs of its runs: {named}."]
+    if same_floats and UNRECORDED_CPU not in counts:  # load refused CPU types no check joins
+        checks = "; ".join(f"{c['run']} trained again on `{c['cpu']}` gave the record's losses to every digit at "
+                           f"epoch{'s' if len(c['epochs']) > 1 else ''} "
+                           f"{', '.join(str(e['epoch']) for e in c['epochs'])}" for c in same_floats)
+        return [f"  - CPUs of its runs: {named} ({len(counts)} CPU types, checked for the same floats and paired "
+                f"across: {checks} (study.json); a check of some epochs of one run, not a proof for every run)."]
     mixed = (" (more than one CPU type, or runs that name none: a paired Δ may span two machines, whose float "
-             "rounding alone moves it; the noise-floor observation below measures how much)") if len(counts) > 1 else ""
+             "rounding alone moves it; the noise-floor observation below measures how much)")
     return [f"  - CPUs of its runs: {named}{mixed}."]
 
 

@@ -39,6 +39,8 @@ class Study:
     baseline: dict | None = None
     #: the seeds its plan fixed before its first run (study.json; 0: none declared): its rows decide at that many
     planned_seeds: int = 0
+    #: its checks that two CPU types train its runs to the same floats (study.json; study_folders, checked)
+    same_floats: list = field(default_factory=list)
 
     def judged(self) -> "Study | None":
         """The study as the claims and figures read it: without the runs it repeats (declared), with
@@ -181,7 +183,7 @@ def find_studies(pairs: list[tuple[str, str]] | None, studies_dir: Path, scratch
         r = next(records)
         st = Study.from_record(name, folder, scratch, r.record)
         st.repeats, st.repeat_differences, st.baseline = r.repeats, r.repeat_differences, r.baseline
-        st.planned_seeds = r.planned_seeds
+        st.planned_seeds, st.same_floats = r.planned_seeds, r.same_floats
         judged = r.judged(by_name) if (r.repeats or r.baseline) else None
         st.without_repeats = None if judged is None else Study.from_record(name, folder, scratch / "judged", judged)
         if st.without_repeats is not None:
