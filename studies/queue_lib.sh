@@ -9,19 +9,19 @@
 # gone) is done too: the worker skips it, and reads its pilot's rule and a recorded AutoNorm-S run's freeze
 # from the record (autonorm.analysis.recorded_run; a damaged record stops the worker).
 
-recorded() {  # is run $1 (method/seedN) in the study's record? 0 yes, 1 no, 2 stop; $2.. as recorded_run's
+recorded() {  # is run $1 (method/seedN) in the study's record? 0 yes, 3 no, else stop; $2.. as recorded_run's
   local run=$1; shift
-  compgen -G "$HERE/*/" > /dev/null || return 1   # no part folder: nothing recorded yet
+  compgen -G "$HERE/*/" > /dev/null || return 3   # no part folder: nothing recorded yet
   python -m autonorm.analysis.recorded_run "$HERE" "${E##*/}/$run" "$@"
 }
 
-done_here_or_recorded() {  # 0: run $1 has its eval file or is recorded, 1: neither, 2: the record is damaged
+done_here_or_recorded() {  # 0: run $1 has its eval file or is recorded, 3: neither, else stop
   [ -s "$E/$1.json" ] && return 0
   recorded "$1"
 }
 
 take() {  # train run $1 (method/seedN) unless it is done or another worker holds it
-  done_here_or_recorded "$1"; case $? in 0) return 0;; 1) ;; *) return 1;; esac
+  done_here_or_recorded "$1"; case $? in 0) return 0;; 3) ;; *) return 1;; esac
   exec 8>"$CLAIMS/${1//\//_}.lock"
   if flock -n 8; then   # else another worker holds it: go on down the list
     [ -s "$E/$1.json" ] || { echo "$(date -u +%FT%TZ) $1"; Q "$E/$1.json" || return 1; }
@@ -29,9 +29,9 @@ take() {  # train run $1 (method/seedN) unless it is done or another worker hold
   exec 8>&-
 }
 
-froze() {  # 0: AutoNorm-S run $1 (autonorm_s/seedN) froze, 1: it did not or is not done, 2: stop
+froze() {  # 0: AutoNorm-S run $1 (autonorm_s/seedN) froze, 3: it did not or is not done, else stop
   if [ -s "$E/$1.json" ]; then
-    python -c "import json,sys; sys.exit(0 if json.load(open('$R/$1/freeze.json')).get('froze') else 1)"
+    python -c "import json,sys; sys.exit(0 if json.load(open('$R/$1/freeze.json')).get('froze') else 3)"
   else
     recorded "$1" --froze
   fi
@@ -45,7 +45,7 @@ run_list() {  # the runs of list $1 (method/seedN a line) in order; unfrozen Aut
     [ -z "$next" ] && continue
     take "$next" || return 1
     case $next in autonorm_s/seed*)
-      froze "$next"; case $? in 0) take "autonorm/${next#autonorm_s/}" || return 1;; 1) ;; *) return 1;; esac;;
+      froze "$next"; case $? in 0) take "autonorm/${next#autonorm_s/}" || return 1;; 3) ;; *) return 1;; esac;;
     esac
   done 3<"$1"
   echo "$(date -u +%FT%TZ) nothing left in $1"
@@ -60,7 +60,7 @@ run_study() {  # the pilot (one worker trains it, the others wait), rule 1 on it
     r=$(recorded frozen_ln/seed0 --metric "$1")
     case $? in
       0) echo "$(date -u +%FT%TZ) the pilot is in the study's record";;
-      1) Q "$pilot" || exit 1; r=;;
+      3) Q "$pilot" || exit 1; r=;;
       *) exit 1;;
     esac
   fi

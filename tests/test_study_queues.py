@@ -156,8 +156,19 @@ def test_recorded_run_answers_from_the_parts_it_finds(tmp_path, capsys):
     assert main([str(here), "california_housing/frozen_ln/seed0", "--metric", "rmse"]) == 0
     assert abs(float(capsys.readouterr().out) - 0.4655) < 5e-5            # the pilot, as its README states it
     assert main([str(here), "california_housing/autonorm_s/seed1", "--froze"]) == 0   # it froze
-    assert main([str(here), "california_housing/autonorm_s/seed0", "--froze"]) == 1   # it did not
-    assert main([str(here), "california_housing/frozen_ln/seed2"]) == 1   # recorded in a part not copied here
+    assert main([str(here), "california_housing/autonorm_s/seed0", "--froze"]) == 3   # it did not
+    assert main([str(here), "california_housing/frozen_ln/seed2"]) == 3   # recorded in a part not copied here
     assert main([str(here), "california_housing/frozen_ln/seed0", "--metric", "accuracy"]) == 2
     assert "has no test 'accuracy'" in capsys.readouterr().err
     assert main([str(here), "frozen_ln/seed0"]) == 2 and "dataset/method/seedK" in capsys.readouterr().err
+
+
+def test_a_worker_whose_python_cannot_answer_stops_instead_of_training_recorded_runs(tmp_path):
+    """A `python` without this package (exit 1, as any uncaught error) is no "not recorded" (exit 3)."""
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    (bin_ / "python").write_text("#!/usr/bin/env bash\necho 'No module named autonorm' >&2; exit 1\n")
+    (bin_ / "python").chmod(0o755)
+    ((rc, out, err),), trained = _queue(tmp_path, ["frozen_ln/seed1"], parts=("2026-12-05-pilot",))
+    assert rc == 1 and "No module named autonorm" in err
+    assert trained == []

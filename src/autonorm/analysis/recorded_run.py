@@ -2,12 +2,14 @@
 train, so a worker on a new machine, whose results folder is empty, skips the runs that earlier sittings
 recorded and reads its pilot's rule from the recorded pilot instead of training it again.
 
-    python -m autonorm.analysis.recorded_run STUDY_DIR mnist/frozen_ln/seed0              # exit 0: recorded, 1: not
+    python -m autonorm.analysis.recorded_run STUDY_DIR mnist/frozen_ln/seed0              # exit 0: recorded, 3: not
     python -m autonorm.analysis.recorded_run STUDY_DIR mnist/frozen_ln/seed0 --metric accuracy   # prints it
-    python -m autonorm.analysis.recorded_run STUDY_DIR mnist/autonorm_s/seed1 --froze     # exit 0: it froze
+    python -m autonorm.analysis.recorded_run STUDY_DIR mnist/autonorm_s/seed1 --froze     # exit 0: it froze, 3: not
 
-Exit 2 (and a message) for anything else: a damaged record, a malformed run name, a recorded run without
-the metric asked for. A worker stops on it rather than train a run twice or skip one by mistake.
+"Not" is exit 3, never 1 or 2: a Python without this package, or any uncaught error, exits 1, and a bad
+argument 2, and a worker must read neither as "not recorded" (it would train a recorded run again). Exit 2
+(and a message) for a damaged record, a malformed run name, a recorded run without the metric asked for:
+a worker stops on every exit but 0 and 3.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from autonorm.analysis.records import RecordError, merge
 from autonorm.analysis.record_runs import finished_runs, parse_run, run_numbers
 from autonorm.analysis.study_folders import read_parts
 
-NOT_RECORDED, ERROR = 1, 2
+NOT_RECORDED, ERROR = 3, 2
 
 
 def recorded_study(study_dir: str | Path) -> dict | None:
