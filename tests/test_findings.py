@@ -201,3 +201,23 @@ def test_the_forest_draws_every_in_regime_comparison_of_an_rmse_too(tmp_path):
     assert len(lvr) == 1 and lvr[0][-1] == "rmse"
     label, diff, lo90, hi90, lo95, hi95, m, paper, metric = lvr[0]
     assert lo95 < lo90 < diff < hi90 < hi95 and m == pytest.approx(0.004 * 0.4905) and math.isnan(paper)
+
+
+def test_a_best_of_fewer_seeds_than_the_study_names_its_n():
+    """"How far each study's models got": the best mean of a method with fewer finished seeds than the
+    study's most (California's AdaNorm, its first seed beside five of frozen_ln) names its n; an equal n
+    does not."""
+    from collections import Counter
+    from pathlib import Path
+
+    from autonorm.analysis.record_runs import finished_runs
+    from autonorm.analysis.study_folders import load_study
+
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "docs" / "findings.md").read_text(encoding="utf-8")
+    for study, dataset in (("california_depth", "California Housing"), ("mnist_patch4", "MNIST")):
+        (row,) = [r for r in text.splitlines() if r.startswith(f"| {study} | {dataset} |")]
+        best = row.split(" | ")[3]
+        seeds = Counter(m for _, m, _ in finished_runs(load_study(root / "studies" / study)))
+        n, most = seeds[best.split()[0]], max(seeds.values())
+        assert (f"(n={n} of {most})" in best) == (n < most) and ("(n=" in best) == (n < most), (study, best)

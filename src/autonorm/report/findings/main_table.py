@@ -204,7 +204,9 @@ def learning_rows(studies: list[Study], reference: pd.DataFrame) -> list[list[st
             trivial = g["baseline_value"].dropna()
             flagged = [m for m, v in zip(g.method, g.at_or_below_baseline) if truthy(v)]
             in_regime, _ = rules.study_regime(st, reference, d)
-            rows.append([st.name, pretty(d), metric, f"{st.ctx.method_label(d, best.method)} {fmt(best['mean'])}",
+            # a best over fewer seeds than the study's most says so: a mean of one seed is no mean of five
+            fewer = f" (n={int(best['n'])} of {int(g['n'].max())})" if best["n"] < g["n"].max() else ""
+            rows.append([st.name, pretty(d), metric, f"{st.ctx.method_label(d, best.method)} {fmt(best['mean'])}{fewer}",
                          fmt(fl["mean"].iloc[0]) if len(fl) else "–",
                          (f"{fmt(pfl.iloc[0])} / {fmt(pas.iloc[0])}" if len(pfl) and len(pas)
                           else (fmt(pas.iloc[0]) if len(pas) else "–")) + (" †" if (d, metric) in DOUBTFUL else ""),

@@ -248,8 +248,9 @@ def build(studies: list[Study], out: Path, figures_dir: Path, command: str, with
     # is shown with them, as its claims read it
     learned = main_table.learning_rows([(st.judged() or st) if st.baseline else st for st in studies], reference)
     if learned:
-        lines += ["How far each study's models got (test metric, mean over seeds) beside the paper's: every verdict "
-                  "below is about that configuration, not the paper's.", "",
+        lines += ["How far each study's models got (test metric, mean over seeds; a best of fewer seeds than the "
+                  "study's most names its n) beside the paper's: every verdict below is about that configuration, not "
+                  "the paper's.", "",
                   md_table(["study", "dataset", "metric", "best of ours", "frozen_ln (ours)",
                             "paper frozen_ln / AutoNorm-S", "trivial baseline", "in the paper's regime",
                             "at or below trivial"], learned), "",
