@@ -291,9 +291,8 @@ def method_comparison(studies, reference, out_dir: Path, plt) -> str | None:
         if paper is not None and paper.notna().any() and (d, metric) not in DOUBTFUL:
             ax.plot(range(len(g)), paper, "x", color="tab:red", ms=6, mew=2, label="the paper")
         base = g["baseline_value"].dropna()
-        if len(base):
-            ax.text(0.5, 0.02, f"trivial baseline {fmt(fnum(base.iloc[0]))}", transform=ax.transAxes,
-                    fontsize=SMALL, color="grey", ha="center")
+        # in the title, not inside the axes, where a method's point may sit under it
+        trivial = f"; trivial baseline {fmt(fnum(base.iloc[0]))}" if len(base) else ""
         names = [m + (" = autonorm" if st.ctx.same_run_as(d, m) == "autonorm" or (m == "autonorm_s" and twin)
                       else "") for m in g.method]
         ax.set_xticks(range(len(g)), names, rotation=60, ha="right", fontsize=SMALL)
@@ -302,7 +301,7 @@ def method_comparison(studies, reference, out_dir: Path, plt) -> str | None:
         lo, hi = int(g["n"].min()), int(g["n"].max())
         n = f"{lo}" if lo == hi else f"{lo}-{hi}"  # seeds per method differ while a study grows
         ax.set_title(f"{pretty(d)}, {st.name} (n={n}), {metric} {'↑' if metric == 'accuracy' else '↓'}\n"
-                     f"{regime_words(ok)}", fontsize=SMALL + 1)
+                     f"{regime_words(ok)}{trivial}", fontsize=SMALL + 1)
     _legend_below(fig, axes, 0.5 / (3.9 * nrows))
     _save(fig, out_dir, "method_comparison.png")
     return ("Each method's primary test metric per study and dataset: ours, mean with its 95% CI over seeds (dots); "
