@@ -788,8 +788,8 @@ def test_the_readme_block_is_short_and_generated(tmp_path):
     # (by method: the rows that read a method with all its seeds may decide)
     block = readme_block(counted_rows(rows), [("california_depth", "California Housing"), ("mnist_patch4", "MNIST")],
                          interim={"mnist_patch4": ([("random", 1), ("adanorm", 0)], 5)})
-    assert ("California Housing (california_depth), MNIST (mnist_patch4; interim: random n=1, adanorm n=0 of its 5 "
-            "planned seeds, so the rows that read them decide nothing yet).") in block
+    assert ("California Housing (california_depth), MNIST (mnist_patch4; short of its 5 planned seeds: random n=1, "
+            "adanorm n=0, and a row that reads one of them decides nothing yet).") in block
 
 
 def test_a_study_short_of_its_plan_names_the_methods_short_of_it():

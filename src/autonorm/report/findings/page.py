@@ -319,8 +319,11 @@ def readme_block(rows: list[Row], regime: list[tuple[str, str]], outside: list[t
 
     def short(st: str) -> str:
         methods, planned = interim[st]
-        return (f"; interim: {', '.join(f'{m} n={n}' for m, n in methods)} of its {planned} planned seeds, so the "
-                f"rows that read {'it' if len(methods) == 1 else 'them'} decide nothing yet")
+        # "a row that reads", not "the rows": a method short of the plan may be one no row reads (the paper gives
+        # no California AdaNorm number), and the study's other rows decide
+        one = len(methods) == 1
+        return (f"; short of its {planned} planned seeds: {', '.join(f'{m} n={n}' for m, n in methods)}, and a row "
+                f"that reads {'it' if one else 'one of them'} decides nothing yet")
 
     where = ", ".join(f"{d} ({st}" + (short(st) if st in interim else "") + ")" for st, d in regime) or "no study yet"
     decided = {w: [_short(r.claim) for r in counted if r.word == w] for w in ("reproduced", "contradicted")}
