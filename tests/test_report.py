@@ -377,3 +377,29 @@ def test_freeze_effect_of_exactly_zero_is_no_difference(tmp_path):
     assert "no difference" in text and "opposite sign" not in text
     assert "opposite sign to the paper" in _freeze_ctx(tmp_path, 84.0, 85.0, True)
     assert "nothing froze" in _freeze_ctx(tmp_path, 85.0, 85.0, False)
+
+
+def test_lookups_select_the_rows_a_pandas_mask_selects():
+    """rows_where / column_where (the page's lookups) by hand: all keys must match, a missing cell
+    matches nothing, rows keep their order, no match is empty; summary_mean and trivial_value on them."""
+    import math
+
+    import pandas as pd
+
+    from autonorm.report.context import column_where, rows_where
+    from autonorm.report.findings.rules import summary_mean, trivial_value
+
+    s = pd.DataFrame({"dataset": ["mnist", "mnist", "mnist", None, "svhn"],
+                      "method": ["frozen_ln", "autonorm_s", "frozen_ln", "frozen_ln", "frozen_ln"],
+                      "metric": ["accuracy", "accuracy", "rmse", "accuracy", "accuracy"],
+                      "mean": [98.1, 98.4, 0.5, 11.0, 93.0],
+                      "baseline_value": [math.nan, 11.35, math.nan, 50.0, 19.6]})
+    assert list(rows_where(s, dataset="mnist", method="frozen_ln").index) == [0, 2]
+    assert list(rows_where(s, method="frozen_ln", metric="accuracy").index) == [0, 3, 4]
+    assert list(column_where(s, "mean", method="frozen_ln", metric="accuracy")) == [98.1, 11.0, 93.0]
+    assert rows_where(s, dataset="cifar10").empty and len(column_where(s, "mean", dataset="cifar10")) == 0
+    assert summary_mean(s, "mnist", "autonorm_s", "accuracy") == 98.4
+    assert math.isnan(summary_mean(s, "mnist", "dyt", "accuracy"))
+    assert trivial_value(s, "mnist", "accuracy") == 11.35  # the first cell that is not missing
+    assert math.isnan(trivial_value(s, "mnist", "rmse"))  # its only cell is missing
+    assert math.isnan(trivial_value(s.drop(columns="baseline_value"), "mnist", "accuracy"))

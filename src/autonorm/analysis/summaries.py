@@ -204,11 +204,12 @@ def summarize(values: pd.DataFrame, runs: pd.DataFrame, methods: Sequence[str],
         metrics_here = list(dict.fromkeys(gd["metric"]))
         standin_ds = bool(gd["standin"].any()) or bool(ds_info.get(src, {}).get("standin"))
         family = ds_info.get(src, {}).get("family") or KNOWN_FAMILY.get(src, "other")
+        # each (method, metric)'s values in row order, grouped once (a mask per pair costs seconds a page)
+        by_pair = {k: g["value"].to_numpy(dtype=float) for k, g in gd.groupby(["method", "metric"], sort=False)}
         for m in methods:
-            gm = gd[gd.method == m]
             n_exp, n_div, n_mis, n_stale = counts.get((src, m), (0, 0, 0, 0))
             for metric in metrics_here:
-                vals = gm.loc[gm.metric == metric, "value"].to_numpy(dtype=float)
+                vals = by_pair.get((m, metric), np.empty(0))
                 desc = stats.describe(vals)
                 pm, ps = (math.nan, math.nan)
                 if not standin_ds and d in PAPER_DATASETS:
@@ -272,12 +273,12 @@ def compare_methods(values: pd.DataFrame, methods: Sequence[str], ds_info: dict,
             if mfam == "cost":
                 continue
             gmet = gd[gd.metric == metric]
-            a = dict(zip(gmet.loc[gmet.method == reference_method, "seed"],
-                         gmet.loc[gmet.method == reference_method, "value"]))
+            # each method's {seed: value}, in row order (a later row of a seed wins, as dict() keeps it)
+            by_method = {m: dict(zip(g["seed"], g["value"])) for m, g in gmet.groupby("method", sort=False)}
+            a = by_method.get(reference_method, {})
             pa = ref_idx.get((d, reference_method, metric), (math.nan,))[0]
             for mb in others:
-                b = dict(zip(gmet.loc[gmet.method == mb, "seed"],
-                             gmet.loc[gmet.method == mb, "value"]))
+                b = by_method.get(mb, {})
                 res = stats.paired_test(a, b)
                 same = same_runs_between(same_runs, src, reference_method, mb)
                 if same:

@@ -33,6 +33,7 @@ import pandas as pd
 
 from autonorm.analysis import stats
 from autonorm.data import registry
+from autonorm.report.context import column_where
 from autonorm.report.fmt import fmt, fnum, pretty
 
 #: accuracy points of frozen_ln from the paper's FrozenLN within which a study is in regime
@@ -128,22 +129,23 @@ def decided_from_seeds(verdict: str, n: int, planned: int = 0) -> str:
 
 # --------------------------------------------------------------------------- regime
 def summary_mean(summary: pd.DataFrame, d: str, method: str, metric: str) -> float:
-    r = summary[(summary.dataset == d) & (summary.method == method) & (summary.metric == metric)]
-    return fnum(r["mean"].iloc[0]) if len(r) else math.nan
+    v = column_where(summary, "mean", dataset=d, method=method, metric=metric)
+    return fnum(v[0]) if len(v) else math.nan
 
 
 def trivial_value(summary: pd.DataFrame, d: str, metric: str) -> float:
-    r = summary[(summary.dataset == d) & (summary.metric == metric)]
-    if "baseline_value" not in r or not r["baseline_value"].notna().any():
+    if "baseline_value" not in summary:
         return math.nan
-    return fnum(r["baseline_value"].dropna().iloc[0])
+    v = column_where(summary, "baseline_value", dataset=d, metric=metric)
+    v = v[pd.notna(v)]
+    return fnum(v[0]) if len(v) else math.nan
 
 
 def paper_value(reference: pd.DataFrame, d: str, method: str, metric: str) -> float:
     """The paper's number for ``method`` on dataset ``d`` in ``metric``: CIFAR-10-C's are its corruption
     metrics (its clean accuracy is CIFAR-10's: :func:`trained_on`)."""
-    r = reference[(reference.dataset == d) & (reference.method == method) & (reference.metric == metric)]
-    return float(r["mean"].iloc[0]) if len(r) else math.nan
+    v = column_where(reference, "mean", dataset=d, method=method, metric=metric)
+    return float(v[0]) if len(v) else math.nan
 
 
 def trained_on(d: str) -> str:

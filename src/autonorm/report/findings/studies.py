@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from autonorm.methods import UNNAMED_PLACEMENT
-from autonorm.report.context import ReportContext
+from autonorm.report.context import ReportContext, column_where, rows_where
 from autonorm.report.fmt import fmt, fnum, pretty
 
 #: the studies, best evidence first: (name, default results folder, preset file)
@@ -74,10 +74,8 @@ class Study:
         s = self.ctx.summary
         if s.empty:
             return False
-        sel = (s.dataset == d) & (s["n"].fillna(0) > 0)
-        if method:
-            sel &= s.method == method
-        return bool(sel.any())
+        n = column_where(s, "n", dataset=d, method=method) if method else column_where(s, "n", dataset=d)
+        return bool((n.astype(float) > 0).any())  # a missing n (NaN) is no run
 
     def placement(self, d: str, method: str = "autonorm_s") -> str:
         """The selectors' placement of (dataset, method)'s runs (a run config without the key predates
@@ -148,7 +146,7 @@ def first_study(studies: list[Study], d: str, *methods: str) -> Study | None:
 def mean_ci(st: Study, d: str, method: str, metric: str) -> str:
     """'mean [low, high]' of a method's metric over all its seeds in a study."""
     s = st.ctx.summary
-    r = s[(s.dataset == d) & (s.method == method) & (s.metric == metric)]
+    r = rows_where(s, dataset=d, method=method, metric=metric)
     if r.empty or not fnum(r.iloc[0]["n"]):
         return "–"
     r = r.iloc[0]
