@@ -398,6 +398,7 @@ def test_lookups_select_the_rows_a_pandas_mask_selects():
     assert list(rows_where(s, method="frozen_ln", metric="accuracy").index) == [0, 3, 4]
     assert list(column_where(s, "mean", method="frozen_ln", metric="accuracy")) == [98.1, 11.0, 93.0]
     assert rows_where(s, dataset="cifar10").empty and len(column_where(s, "mean", dataset="cifar10")) == 0
+    assert rows_where(s, dataset=None).empty and rows_where(s, dataset=math.nan).empty  # as s[s.dataset == None]
     assert summary_mean(s, "mnist", "autonorm_s", "accuracy") == 98.4
     assert math.isnan(summary_mean(s, "mnist", "dyt", "accuracy"))
     assert trivial_value(s, "mnist", "accuracy") == 11.35  # the first cell that is not missing

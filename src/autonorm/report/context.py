@@ -23,6 +23,8 @@ TABLE_FILES = ("summary", "comparisons", "runs", "gates", "history", "freeze", "
 def _mask(df: pd.DataFrame, equal: dict) -> np.ndarray:
     mask = np.ones(len(df), dtype=bool)
     for col, value in equal.items():
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return np.zeros(len(df), dtype=bool)  # as pandas: nothing equals a missing value (numpy: None == None)
         mask &= df[col].to_numpy() == value
     return mask
 
