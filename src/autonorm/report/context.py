@@ -161,8 +161,8 @@ class ReportContext:
         s = self.summary
         n = math.nan
         if not s.empty and {"metric", "dataset", "method", "mean"} <= set(s.columns):
-            p = s[(s.dataset == d) & (s.method == m) & (s.metric == "params")]["mean"]
-            n = float(p.iloc[0]) if len(p) else math.nan
+            p = column_where(s, "mean", dataset=d, method=m, metric="params")
+            n = float(p[0]) if len(p) else math.nan
         said = f", {human_count(n)} parameters" if size and math.isfinite(n) else ""
         return f"{m} (a plain {meth.backbone.upper()}{said}; not a transformer)"
 

@@ -74,7 +74,7 @@ class Study:
         s = self.ctx.summary
         if s.empty:
             return False
-        n = column_where(s, "n", dataset=d, method=method) if method else column_where(s, "n", dataset=d)
+        n = column_where(s, "n", dataset=d, **({"method": method} if method else {}))
         return bool((n.astype(float) > 0).any())  # a missing n (NaN) is no run
 
     def placement(self, d: str, method: str = "autonorm_s") -> str:
