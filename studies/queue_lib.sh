@@ -39,12 +39,12 @@ froze() {  # 0: AutoNorm-S run $1 (autonorm_s/seedN) froze, 3: it did not or is 
 
 run_list() {  # the runs of list $1 (method/seedN a line) in order; unfrozen AutoNorm is AutoNorm-S's run
   # wherever the freeze does not fire, so a seed gets its own autonorm run only where its AutoNorm-S froze,
-  # taken right after that AutoNorm-S run
+  # taken right after that AutoNorm-S run (unless the study sets UNFROZEN_AUTONORM=0: it reads none)
   local next
   while read -r next <&3; do
     [ -z "$next" ] && continue
     take "$next" || return 1
-    case $next in autonorm_s/seed*)
+    case ${UNFROZEN_AUTONORM:-1}:$next in 1:autonorm_s/seed*)   # a study may say it reads no unfrozen run
       froze "$next"; case $? in 0) take "autonorm/${next#autonorm_s/}" || return 1;; 3) ;; *) return 1;; esac;;
     esac
   done 3<"$1"
