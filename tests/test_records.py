@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from autonorm import report
-from autonorm.analysis import record_runs, records
+from autonorm.analysis import study_folders, record_runs, records
 
 COMPARED = ("summary.csv", "comparisons.csv", "ablations.csv", "gates.csv", "history.csv", "freeze.csv",
             "corruptions.csv", "datasets.csv", "baselines.csv")
@@ -34,7 +34,7 @@ def _csv(df: pd.DataFrame) -> str:
 def test_record_gives_the_results_folders_tables(paper, tmp_path):
     root, tables = paper
     records.write_record(root, tmp_path / "studies" / "paper" / "part1", "paper")
-    from_record = records.tables_of(records.load_study(tmp_path / "studies" / "paper"))
+    from_record = records.tables_of(study_folders.load_study(tmp_path / "studies" / "paper"))
     for name in COMPARED:
         assert _csv(from_record[name]) == _csv(tables[name]), name
     runs_a, runs_b = from_record["runs.csv"], tables["runs.csv"]
@@ -111,7 +111,7 @@ def test_parts_merge_to_the_whole(paper, tmp_path):
     b = _split_results(root, tmp_path / "b", {2})
     records.write_record(a, tmp_path / "studies" / "paper" / "day1", "paper")
     records.write_record(b, tmp_path / "studies" / "paper" / "day2", "paper")
-    merged = records.tables_of(records.load_study(tmp_path / "studies" / "paper"))
+    merged = records.tables_of(study_folders.load_study(tmp_path / "studies" / "paper"))
     # the seeds-in-parts record lacks the whole folder's summary.csv (method order from the registry)
     for name in ("summary.csv", "comparisons.csv"):
         key = ["dataset", "method_b" if name == "comparisons.csv" else "method", "metric"]
@@ -125,7 +125,7 @@ def test_duplicate_run_in_two_parts_is_refused(paper, tmp_path):
     records.write_record(root, tmp_path / "s" / "x" / "one", "x")
     records.write_record(root, tmp_path / "s" / "x" / "two", "x")
     with pytest.raises(records.RecordError, match=r"is in two parts of the study"):
-        records.load_study(tmp_path / "s" / "x")
+        study_folders.load_study(tmp_path / "s" / "x")
 
 
 def _edit_part(part: Path, name: str, fn) -> None:
@@ -153,7 +153,7 @@ def test_config_difference_other_than_seed_is_refused(paper, tmp_path):
 
     _edit_part(b, "configs.json.gz", change_lr)
     with pytest.raises(records.RecordError, match=r"mnist/frozen_ln differ in more than the seed.*autonorm\.tau"):
-        records.load_study(tmp_path / "s" / "x")
+        study_folders.load_study(tmp_path / "s" / "x")
 
 
 def test_runs_of_other_training_code_are_refused(paper, tmp_path):
@@ -166,7 +166,7 @@ def test_runs_of_other_training_code_are_refused(paper, tmp_path):
                    lambda data, c=code: pd.read_csv(pd.io.common.BytesIO(data)).assign(training_code=c)
                    .to_csv(index=False).encode())
     with pytest.raises(records.RecordError, match="trained by different code"):
-        records.load_study(tmp_path / "s" / "x")
+        study_folders.load_study(tmp_path / "s" / "x")
 
 
 def test_distilled_runs_merge_across_seeds_and_a_retrained_teacher_is_refused(paper, tmp_path):
@@ -195,11 +195,11 @@ def test_distilled_runs_merge_across_seeds_and_a_retrained_teacher_is_refused(pa
     for part in parts:
         _edit_part(part, "provenance.csv.gz", with_hashes)
         _edit_part(part, "configs.json.gz", distilled(lambda seed: f"teacher_mlp-{seed}"))
-    records.load_study(tmp_path / "s" / "x")  # the seed's own teacher: merges
+    study_folders.load_study(tmp_path / "s" / "x")  # the seed's own teacher: merges
     _edit_part(parts[1], "configs.json.gz", distilled(lambda seed: "an-older-teacher"))
     with pytest.raises(records.RecordError, match=r"b: mnist/autonorm_s/seed2 was distilled from a teacher of "
                                                   r"config hash an-older-teacher.*mnist/teacher_mlp/seed2"):
-        records.load_study(tmp_path / "s" / "x")
+        study_folders.load_study(tmp_path / "s" / "x")
 
 
 def test_hand_edited_file_is_refused_naming_it(paper, tmp_path):
@@ -208,10 +208,10 @@ def test_hand_edited_file_is_refused_naming_it(paper, tmp_path):
     data = gzip.decompress((part / "values.csv.gz").read_bytes()).replace(b"98.", b"99.", 1)
     (part / "values.csv.gz").write_bytes(gzip.compress(data))
     with pytest.raises(records.RecordError, match=r"values\.csv\.gz was changed after it was recorded"):
-        records.load_study(tmp_path / "s" / "x")
+        study_folders.load_study(tmp_path / "s" / "x")
     (part / "values.csv.gz").unlink()
     with pytest.raises(records.RecordError, match=r"values\.csv\.gz is missing"):
-        records.load_study(tmp_path / "s" / "x")
+        study_folders.load_study(tmp_path / "s" / "x")
 
 
 def test_other_schema_version_is_refused_naming_it(paper, tmp_path):
@@ -220,7 +220,7 @@ def test_other_schema_version_is_refused_naming_it(paper, tmp_path):
     manifest = json.loads((part / "manifest.json").read_text())
     (part / "manifest.json").write_text(json.dumps(manifest | {"schema_version": 99}))
     with pytest.raises(records.RecordError, match="schema version 99; this version of the package reads version 1"):
-        records.load_study(tmp_path / "s" / "x")
+        study_folders.load_study(tmp_path / "s" / "x")
 
 
 def test_record_command_line_refuses_a_conflicting_part_and_keeps_the_study(paper, tmp_path, capsys):
@@ -231,8 +231,8 @@ def test_record_command_line_refuses_a_conflicting_part_and_keeps_the_study(pape
     assert "KiB" in capsys.readouterr().out
     assert report.main(args + ["--part", "two"]) != 0  # the same runs again: a duplicate
     assert "is in two parts" in capsys.readouterr().err
-    assert [p.name for p in records.parts_of(studies / "paper")] == ["one"]  # nothing half-written
-    records.load_study(studies / "paper")
+    assert [p.name for p in study_folders.parts_of(studies / "paper")] == ["one"]  # nothing half-written
+    study_folders.load_study(studies / "paper")
 
 
 def test_a_folder_recorded_sitting_by_sitting_skips_what_the_study_holds(paper, tmp_path, capsys):
@@ -244,26 +244,26 @@ def test_a_folder_recorded_sitting_by_sitting_skips_what_the_study_holds(paper, 
     day1 = _split_results(root, tmp_path / "day1", {0, 1})
     args = ["--record", "paper", "--studies-dir", str(studies)]
     assert report.main(args + ["--results", str(day1), "--part", "day1"]) == 0
-    n_day1 = len(record_runs.finished_runs(records.load_study(studies / "paper")))
+    n_day1 = len(record_runs.finished_runs(study_folders.load_study(studies / "paper")))
     assert f"the study has {n_day1} finished or diverged runs in 1 part(s)" in capsys.readouterr().out
     assert report.main(args + ["--results", str(root), "--part", "day2"]) != 0  # without the flag: duplicates
     assert "is in two parts" in capsys.readouterr().err
     assert report.main(args + ["--results", str(root), "--part", "day2", "--skip-recorded"]) == 0
     # the count the message gives is the study's finished runs, seed 2's now among them
-    n_all = len(record_runs.finished_runs(records.load_study(studies / "paper")))
+    n_all = len(record_runs.finished_runs(study_folders.load_study(studies / "paper")))
     assert n_all > n_day1 and f"the study has {n_all} finished or diverged runs in 2 part(s)" in capsys.readouterr().out
     day2 = records.read_part(studies / "paper" / "day2")
     finished = day2["runs"][day2["runs"].status.isin(record_runs.FINISHED)]
     assert set(finished.seed) == {2} and set(day2["provenance"].seed) == {2}
     assert all(k.endswith("seed2") for k in day2["configs"])
-    merged = records.tables_of(records.load_study(studies / "paper"))
+    merged = records.tables_of(study_folders.load_study(studies / "paper"))
     key = ["dataset", "method", "metric"]
     assert _csv(merged["summary.csv"].sort_values(key).reset_index(drop=True)) == \
         _csv(tables["summary.csv"].sort_values(key).reset_index(drop=True))
     # nothing new: said, and nothing written
     assert report.main(args + ["--results", str(day1), "--part", "day3", "--skip-recorded"]) != 0
     assert "nothing new to record" in capsys.readouterr().err
-    assert [p.name for p in records.parts_of(studies / "paper")] == ["day1", "day2"]
+    assert [p.name for p in study_folders.parts_of(studies / "paper")] == ["day1", "day2"]
 
 
 def _shift_first_test_metrics(results: Path, delta: float) -> Path:
@@ -290,7 +290,7 @@ def test_skip_recorded_refuses_a_run_that_differs_from_its_recorded_self(paper, 
     err = capsys.readouterr().err
     d, m = ev.parent.parent.name, ev.parent.name
     assert f"run {d}/{m}/seed0 is recorded with other numbers" in err, err
-    assert [p.name for p in records.parts_of(studies / "paper")] == ["day1"]
+    assert [p.name for p in study_folders.parts_of(studies / "paper")] == ["day1"]
 
 
 def test_a_folder_with_no_finished_run_writes_no_part(paper, tmp_path, capsys):
@@ -344,7 +344,7 @@ def test_a_part_recorded_before_the_cpu_column_reads_with_the_cpu_unknown(paper,
                lambda data: pd.read_csv(pd.io.common.BytesIO(data)).drop(columns="cpu").to_csv(index=False).encode())
     prov = records.read_part(old)["provenance"]
     assert list(prov.columns) == record_runs.PROVENANCE_COLUMNS and prov["cpu"].isna().all()
-    merged = records.tables_of(records.load_study(tmp_path / "s" / "x"))
+    merged = records.tables_of(study_folders.load_study(tmp_path / "s" / "x"))
     assert set(merged["runs.csv"].seed) == {0, 1, 2}
 
 
@@ -363,7 +363,7 @@ def test_a_method_trained_in_a_later_part_keeps_its_place_in_the_tables(paper, t
                 shutil.rmtree(p)
     records.write_record(first, tmp_path / "s" / "x" / "a", "x")
     records.write_record(later, tmp_path / "s" / "x" / "b", "x")
-    study = records.load_study(tmp_path / "s" / "x")
+    study = study_folders.load_study(tmp_path / "s" / "x")
     methods = study["grid"]["methods"]
     assert methods.index("random") < methods.index("autonorm") < methods.index("autonorm_s") < methods.index("adanorm")
     mnist = records.tables_of(study)["summary.csv"].query("dataset == 'mnist'").method.drop_duplicates().tolist()
@@ -383,7 +383,7 @@ def test_recording_into_a_part_that_holds_more_runs_is_refused_and_replace_carri
     args = ["--record", "paper", "--studies-dir", str(studies), "--part", "p"]
     assert report.main(args + ["--results", str(root)]) == 0
     whole = _finished(part)
-    tables = records.tables_of(records.load_study(studies / "paper"))
+    tables = records.tables_of(study_folders.load_study(studies / "paper"))
     seed2 = [r for r in whole if r.endswith("/seed2")]
     before = (part / "manifest.json").read_bytes()
     day1 = _split_results(root, tmp_path / "day1", {0, 1})
@@ -409,7 +409,7 @@ def test_recording_into_a_part_that_holds_more_runs_is_refused_and_replace_carri
     assert _finished(part) == whole and manifest["carried"] == seed2
     assert manifest["command"].endswith("--part p --replace")
     assert len(records.read_part(part)["datasets"]) == len(records.read_part(part)["datasets"].dataset.unique())
-    carried = records.tables_of(records.load_study(studies / "paper"))
+    carried = records.tables_of(study_folders.load_study(studies / "paper"))
     key = ["dataset", "method", "metric"]
     assert _csv(carried["summary.csv"].sort_values(key).reset_index(drop=True)) == \
         _csv(tables["summary.csv"].sort_values(key).reset_index(drop=True))
@@ -476,7 +476,7 @@ def test_recording_into_a_part_folder_without_its_manifest_needs_replace(paper, 
             "pass --replace to record this part anew (its old files are not read)") in capsys.readouterr().err
     assert not (part / "manifest.json").exists()
     assert report.main(args + ["--replace"]) == 0
-    (read,) = records.load_study(studies / "paper")["parts"]
+    (read,) = study_folders.load_study(studies / "paper")["parts"]
     assert read == ("p", len(_finished(part))) and read[1] > 0
 
 

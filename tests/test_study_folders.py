@@ -68,7 +68,7 @@ def test_a_part_without_its_manifest_is_refused_naming_it(tmp_path):
             "values.csv.gz) and no manifest.json, so its runs would not be counted: restore the manifest "
             f"(git checkout -- '{part / 'manifest.json'}') or record the part again (autonorm-report --record "
             "mnist_regime --results FOLDER --part 2026-12-03-seed2-a --replace)")
-    for load in (lambda: records.load_study(studies / "mnist_regime"), lambda: _load_all(studies)):
+    for load in (lambda: sf.load_study(studies / "mnist_regime"), lambda: _load_all(studies)):
         with pytest.raises(records.RecordError) as e:
             load()
         assert str(e.value) == want
@@ -117,7 +117,7 @@ def test_a_study_copied_under_another_name_is_refused(tmp_path):
     part.rename(part.with_name("seed0"))
     with pytest.raises(records.RecordError, match=r"records study 'mnist_regime', part '2026-12-02-seed0', but "
                                                   r"sits in study folder 'mnist_regime', part folder 'seed0'"):
-        records.load_study(studies / "mnist_regime")
+        sf.load_study(studies / "mnist_regime")
 
 
 def test_a_copy_renamed_in_its_manifests_is_refused_as_the_same_runs(tmp_path):
@@ -212,7 +212,7 @@ def test_a_run_in_two_parts_is_refused_saying_whether_it_differs(tmp_path):
     (again / "manifest.json").write_text(json.dumps(json.loads((again / "manifest.json").read_text())
                                                     | {"part": again.name}))
     with pytest.raises(records.RecordError) as e:
-        records.load_study(study)
+        sf.load_study(study)
     assert str(e.value) == (f"run mnist/frozen_ln/seed0 is in two parts of the study ({first} and {again}), the same "
                             "run twice (duplicate): keep one (a duplicate is never counted twice)")
 
@@ -224,7 +224,7 @@ def test_a_run_in_two_parts_is_refused_saying_whether_it_differs(tmp_path):
 
     _edit(again, "values.csv.gz", retrained)
     with pytest.raises(records.RecordError) as e:
-        records.load_study(study)
+        sf.load_study(study)
     assert str(e.value) == (f"run mnist/frozen_ln/seed0 is in two parts of the study ({first} and {again}) and "
                             "differs between them (mnist:accuracy 97.56 vs 97.66): it was retrained or evaluated "
                             "anew; keep the part whose run is to count and record the other again without it (a "

@@ -476,16 +476,3 @@ def tables_of(study: dict, reference: str | Path | None = None,
 
     grid = study["grid"]
     return tables_from_runs(study, grid["methods"], grid["variants"], reference, reference_method)
-
-
-#: names defined in analysis.study_folders and read here too (``records.load_study``)
-_FROM_STUDY_FOLDERS = ("load_study", "parts_of", "read_parts", "load_studies", "RECORD_SUFFIXES")
-
-
-def __getattr__(name: str):
-    # lazily: study_folders imports this module
-    if name in _FROM_STUDY_FOLDERS:
-        from autonorm.analysis import study_folders
-
-        return getattr(study_folders, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

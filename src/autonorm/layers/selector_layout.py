@@ -30,10 +30,11 @@ def selectors_per_block(placement: str) -> int:
 
 
 def widest_selector_for_share(base_params: float, selectors: int, dim: int, choices: int = 2,
-                              share: float = 0.01) -> int:
+                              share: float = 0.01, fixed: float = 0.0) -> int:
     """The largest MLP selector hidden width h at which ``selectors`` selectors Linear(dim, h) -
     GELU - Linear(h, choices) add less than ``share`` of ``base_params`` parameters (each has
-    (dim + 1 + choices) h + choices)."""
+    (dim + 1 + choices) h + choices), beside ``fixed`` parameters the gated model adds whatever the width
+    (the DyT branches' own)."""
     if selectors <= 0 or base_params <= 0:
         return 0
-    return max(0, math.floor((share * base_params / selectors - choices) / (dim + 1 + choices) - 1e-12))
+    return max(0, math.floor(((share * base_params - fixed) / selectors - choices) / (dim + 1 + choices) - 1e-12))

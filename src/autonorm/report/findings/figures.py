@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from autonorm.analysis import trainings
 from autonorm.report.findings import rules
 from autonorm.report.findings.gate_rows import gates_of, gate_regime
 from autonorm.report.findings.routing_rows import unfrozen_twins
@@ -143,11 +144,16 @@ def entropy_over_epochs(studies, reference, out_dir: Path, plt) -> str | None:
             h = hist[(hist.dataset == d) & (hist.method == meth) & np.isfinite(hist.mean_entropy)]
             if len(h):
                 curves[meth] = h.groupby("epoch").mean_entropy
-        one = len(curves) == 2 and curves["autonorm"].mean().equals(curves["autonorm_s"].mean())
+        # one line where the two are one training (analysis.trainings: AutoNorm-S's run read as AutoNorm's, or
+        # AutoNorm-S with freezing disabled); two, even if equal, where they were trained apart
+        same, apart = trainings.seeds(st.ctx.runs, d, "autonorm_s", "autonorm")
+        one = len(curves) == 2 and bool(same) and not apart
+        disabled = not (st.run_config(d, "autonorm_s").get("autonorm") or {}).get("freeze_enabled", True)
         for meth, by in curves.items():
             if one and meth == "autonorm":
                 continue
-            label = "autonorm_s = autonorm (no seed froze)" if one else meth
+            label = (f"autonorm_s = autonorm ({'freezing disabled' if disabled else 'no seed froze'}: one training)"
+                     if one else meth)
             style = {"autonorm_s": ("tab:blue", "-"), "autonorm": ("tab:purple", "--")}[meth]
             ax.plot(by.mean().index, by.mean().values, marker=".", color=style[0], ls=style[1], label=label)
             ax.fill_between(by.mean().index, by.min().values, by.max().values, alpha=0.15, color=style[0])
@@ -168,9 +174,9 @@ def entropy_over_epochs(studies, reference, out_dir: Path, plt) -> str | None:
     _legend_below(fig, axes, 0.5 / (3.3 * nrows + 0.5))
     _save(fig, out_dir, "entropy_over_epochs.png")
     return ("The gates' mean entropy on the validation split per epoch (seed mean, band: seed range): AutoNorm-S "
-            "(solid) and unfrozen AutoNorm (dashed), one line where the two are one training (equal curves: no seed "
-            "froze and unfrozen AutoNorm was not trained apart); two lines where unfrozen AutoNorm was trained as runs "
-            "of its own, even where no seed froze (mnist_regime: the same config on other machines); red dashed: "
+            "(solid) and unfrozen AutoNorm (dashed), one line where the two are one training (AutoNorm-S's run read "
+            "as AutoNorm's: no seed froze, or freezing is disabled on the family, as the legend says); two lines "
+            "where unfrozen AutoNorm was trained as runs of its own, even where their curves are equal; red dashed: "
             "eps_H = 0.1 (the paper's freeze threshold); black dotted: the study's T_freeze, after which a frozen "
             "AutoNorm-S stays flat; green dash-dot: the paper's epoch 5 (MNIST, Fashion-MNIST, where a run reaches it). "
             "Panels in the paper's regime come first; each says whether its study is in it.")
@@ -205,14 +211,14 @@ def forest_rows(studies, reference) -> list[tuple]:
                     if outside:
                         stated += f" ({', '.join(outside)} outside its band)"
                     out.append((f"{st.name}, {pretty(d)}: {r.method_a} − {r.method_b}{stated}, {n_label(st, p.n)}", p.diff,
-                                *p.ci(0.90), *p.ci(), m, pd_, metric))
+                                *p.bounds(), *p.ci(), m, pd_, metric))
         lr = st.ctx.learned_vs_random
         for r in (lr.itertuples(index=False) if not lr.empty else []):
             ok, _ = rules.study_regime(st, reference, r.dataset)
             p = Paired.of(r._asdict())
             if ok is True and r.metric in ("accuracy", "rmse") and p.testable:
                 m = rules.margin(r.metric, rules.paper_value(reference, r.dataset, "frozen_ln", r.metric))
-                out.append((f"{st.name}, {pretty(r.dataset)}: {r.method_a} − random, {n_label(st, p.n)}", p.diff, *p.ci(0.90),
+                out.append((f"{st.name}, {pretty(r.dataset)}: {r.method_a} − random, {n_label(st, p.n)}", p.diff, *p.bounds(),
                             *p.ci(), m, math.nan, r.metric))
     return out
 
@@ -249,14 +255,15 @@ def forest(studies, reference, out_dir: Path, plt) -> str | None:
         if i == len(rows) - 1 or rows[i + 1][-1] != mt:   # the last of its metric: name the unit
             ax.set_xlabel(f"{mt}: first minus second ({'points' if mt == 'accuracy' else 'RMSE'})", fontsize=SMALL)
     axes[0, 0].set_title("Every comparison of the primary metric in the paper's regime, each on its own scale:\n"
-                         "ours (dot; thick: 90% CI, "
+                         "ours (dot; thick: the CI its verdict reads, "
                          "thin: 95% CI), the paper's (red x), the margin (green band)", fontsize=SMALL + 1, loc="right")
     fig.tight_layout()
     _save(fig, out_dir, "forest_in_regime.png")
     return ("Every paired comparison of the primary metric (accuracy; RMSE) the ledger judges in the paper's regime "
             "(its precision, recall, F1 and rotated-accuracy rows are in the ledger only): our difference (blue dot) "
-            "with its 90% CI (thick: the interval every verdict uses, its ends the one-sided 95% bounds) and its 95% CI "
-            "(thin), the paper's difference where its tables give one (red x), and the margin (green band: 0.4% of "
+            "with the interval its verdict reads (thick: 90% for a comparison alone, wider, at Bonferroni's level, where "
+            "the claim's family has several tests; its ends are the one-sided bounds) and its 95% CI (thin), "
+            "the paper's difference where its tables give one (red x), and the margin (green band: 0.4% of "
             "the paper's FrozenLN value; docs/method.md section 11); each row has its own scale. A thick bar inside "
             "the band is an equivalence, "
             "one wholly outside it a difference beyond the margin; a red x outside the thick bar, on either side, is "
@@ -276,8 +283,9 @@ def method_comparison(studies, reference, out_dir: Path, plt) -> str | None:
         # AutoNorm-S whose freeze never fired and whose paired numbers equal unfrozen AutoNorm's: one training
         twins = unfrozen_twins(st, st.ctx.learned_vs_random) if not st.ctx.learned_vs_random.empty else set()
         for (d, metric), g in prim.groupby(["dataset", "metric"], sort=False):
-            g = g[~g.method.isin([m for m in g.method if m == "autonorm" and (
-                st.ctx.same_run_as(d, m) in set(g.method) or (d in twins and "autonorm_s" in set(g.method)))])]
+            one, apart = trainings.seeds(st.ctx.runs, d, "autonorm_s", "autonorm")
+            g = g[~g.method.isin([m for m in g.method if m == "autonorm" and "autonorm_s" in set(g.method) and (
+                (one and not apart) or d in twins)])]
             if g.method.nunique() > 1:  # a comparison needs two methods (a pilot runs one)
                 rows.append((st, d, metric, g.reset_index(drop=True), d in twins))
     if not rows:
@@ -293,8 +301,8 @@ def method_comparison(studies, reference, out_dir: Path, plt) -> str | None:
         base = g["baseline_value"].dropna()
         # in the title, not inside the axes, where a method's point may sit under it
         trivial = f"; trivial baseline {fmt(fnum(base.iloc[0]))}" if len(base) else ""
-        names = [m + (" = autonorm" if st.ctx.same_run_as(d, m) == "autonorm" or (m == "autonorm_s" and twin)
-                      else "") for m in g.method]
+        one, apart = trainings.seeds(st.ctx.runs, d, "autonorm_s", "autonorm")
+        names = [m + (" = autonorm" if m == "autonorm_s" and ((one and not apart) or twin) else "") for m in g.method]
         ax.set_xticks(range(len(g)), names, rotation=60, ha="right", fontsize=SMALL)
         ax.tick_params(axis="y", labelsize=SMALL)
         ok, _ = rules.study_regime(st, reference, d)
@@ -307,8 +315,8 @@ def method_comparison(studies, reference, out_dir: Path, plt) -> str | None:
     return ("Each method's primary test metric per study and dataset: ours, mean with its 95% CI over seeds (dots); "
             "the paper's number (red x, where it gives one that means what it says). Each panel names its study, "
             "its number of seeds (a range where the methods have different numbers) and whether the study is in "
-            "the paper's regime; a method trained once for two names (AutoNorm-S whose freeze rule never fired is "
-            "unfrozen AutoNorm) is drawn once.")
+            "the paper's regime; unfrozen AutoNorm is drawn under AutoNorm-S's name (autonorm_s = autonorm) where the two "
+            "are one training read under two names, or two trainings of one config with the same numbers.")
 
 
 #: figures earlier pages drew and this one does not

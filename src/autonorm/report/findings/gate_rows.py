@@ -25,8 +25,10 @@ PAPER_STATIONARY = {"mnist": True, "fashion_mnist": True, "svhn": True, "cifar10
                     "energy_efficiency": True, "california_housing": True, "ptb_pos": False, "sst2": False}
 #: ours: a "high-entropy exploration phase" (Fig. 4) has mean H above half the largest entropy ln 2
 HIGH_ENTROPY = math.log(2) / 2
-#: ours: "approaching chance levels (~10%)" read as within 5 points of chance
+#: ours: "approaching chance levels (~10%)" read as within 5 points of chance (the paper gives no tolerance:
+#: a choice of ours, judged also at half and twice it, docs/method.md section 9)
 NEAR_CHANCE_POINTS = 5.0
+NEAR_CHANCE_RANGE = (0.5, 2.0)
 
 
 def gates_of(st: Study, d: str) -> tuple[pd.DataFrame, pd.DataFrame, str]:
@@ -305,13 +307,9 @@ def rotation_chance_rows(studies: list[Study], reference: pd.DataFrame) -> list[
             continue
         classes = fnum(st.ctx.dataset_meta("mnist").get("num_classes"))
         chance = 100.0 / (classes if math.isfinite(classes) and classes > 0 else 10.0)
-        far = r[(r["mean"] - chance).abs() > NEAR_CHANCE_POINTS]
         in_regime, why = rules.study_regime(st, reference, "mnist")
         n_min = int(r["n"].min())  # the row's n: the seed rule (rules.decided_from_seeds) reads it
-        if far.empty:
-            verdict = f"reproduced: every method within {NEAR_CHANCE_POINTS:g} points of chance ({fmt(chance)}%)"
-        else:
-            verdict = f"contradicted: {', '.join(far.method)} further than {NEAR_CHANCE_POINTS:g} points from chance"
+        verdict = near_chance_verdict(dict(zip(r.method, r["mean"].astype(float))), chance)
         rows.append(Row(f"MNIST rotated-test accuracy near chance; the paper: {quote('rotation_chance')}",
                         section_of("rotation_chance"), st.where("mnist", n=n_min),
                         _means_with_n(r),
@@ -319,6 +317,30 @@ def rotation_chance_rows(studies: list[Study], reference: pd.DataFrame) -> list[
                         rules.out_of_regime(verdict, in_regime, why), key="rotation_chance", in_regime=in_regime,
                         n=n_min, placement=st.placement("mnist")))
     return rows
+
+
+def near_chance_verdict(means: dict[str, float], chance: float, tol: float = NEAR_CHANCE_POINTS) -> str:
+    """Every method's mean within ``tol`` points of chance: reproduced, else contradicted naming those further;
+    the tolerance is ours, so where the verdict changes between half and twice it, "depends on our choice
+    (tolerance)", with the exact tolerance from which it is reproduced (the furthest method's distance)."""
+    far = {m: abs(v - chance) for m, v in means.items()}
+    edge = max(far.values())
+
+    def at(t: float) -> str:
+        out = [m for m, x in far.items() if x > t]
+        return "reproduced" if not out else "contradicted"
+
+    word = at(tol)
+    holds = (f"reproduced at a tolerance of {edge:.2f} points or more, contradicted below "
+             f"(furthest: {max(far, key=far.get)} {far[max(far, key=far.get)]:.2f} points from {fmt(chance)}%)")
+    lo, hi = (k * tol for k in NEAR_CHANCE_RANGE)
+    if at(lo) != word or at(hi) != word:
+        return (f"depends on our choice (tolerance): {at(lo)} at ±{lo:g}, {word} at ±{tol:g}, {at(hi)} at ±{hi:g} "
+                f"points of chance; {holds}")
+    if word == "reproduced":
+        return f"reproduced: every method within {tol:g} points of chance ({fmt(chance)}%); {holds}"
+    return (f"contradicted: {', '.join(m for m, x in far.items() if x > tol)} further than {tol:g} points from "
+            f"chance; {holds}")
 
 
 def _fig4_nlp_rows(studies: list[Study], reference: pd.DataFrame) -> list[Row]:

@@ -3,10 +3,11 @@ table lists, per study that ran both, judged as the paper states it (report.find
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pandas as pd
 
-from autonorm.analysis import stats
+from autonorm.analysis import stats, trainings
 from autonorm.report.findings import rules
 from autonorm.report.findings.commands import WHY_GPU, command_for
 from autonorm.report.findings.rows import Row, placement_words
@@ -38,7 +39,10 @@ TABLE_ONLY = ("rotation_accuracy", "precision_macro", "recall_macro", "f1_macro"
 #: secondary metrics: judged against FrozenLN only, and only where a study measured them; Table 3's F1
 #: column (SST-2) against every method, since the NLP table's "on every metric" sentence covers it
 SECONDARY = ("precision_macro", "recall_macro", "f1_macro")
-ALL_METHODS_SECONDARY = {("sst2", "f1_macro")}
+#: a table's other metrics of the same runs are parts of one claim with its primary metric: the claim has
+#: the primary metric's verdict, and its row names each secondary metric and any whose verdict disagrees
+#: (docs/method.md section 11, "One claim, one verdict")
+PRIMARY_OF = {"precision_macro": "accuracy", "recall_macro": "accuracy", "f1_macro": "accuracy", "mae": "rmse"}
 CLAIM_LABEL = {"accuracy": "accuracy", "tag_perplexity": "tag perplexity", "rmse": "RMSE",
                "rotation_accuracy": "rotated-test accuracy", "mean_s3": "severity-3 mean accuracy",
                "gaussian_noise_s3": "gaussian noise s3", "motion_blur_s3": "motion blur s3",
@@ -67,16 +71,15 @@ def main_table_rows(studies: list[Study], reference: pd.DataFrame) -> list[Row]:
     for (d, metric), g in ref.groupby(["dataset", "metric"], sort=False):
         pa = float(g["mean"].iloc[0])
         others = reference[(reference.dataset == d) & (reference.metric == metric) & (reference.method != "autonorm_s")]
-        if metric in SECONDARY and (d, metric) not in ALL_METHODS_SECONDARY:
-            others = others[others.method == "frozen_ln"]
+        if metric in PRIMARY_OF and not ref[(ref.dataset == d) & (ref.metric == PRIMARY_OF[metric])].empty:
+            continue  # a part of its primary metric's claim (_secondary_text)
         src = rules.trained_on(d)
         label = f"{pretty(d)} {CLAIM_LABEL.get(metric, metric)}"
         if (d, metric) in DOUBTFUL:
             continue  # the paper-arithmetic rows say what these numbers are (paper_rows)
         tested = [m for m in others.method if first_study(studies, src, "autonorm_s", m)]
         if not tested:
-            if metric not in SECONDARY:
-                rows.append(_not_testable(d, src, metric, label, pa, others))
+            rows.append(_not_testable(d, src, metric, label, pa, others))
             continue
         for m, pb in zip(others.method, others["mean"]):
             rows += _comparison_rows(studies, reference, d, src, metric, label, m, pa, pb)
@@ -96,10 +99,50 @@ def _not_testable(d, src, metric, label, pa, others) -> Row:
                f"not testable here ({why}): `{command_for(src)}`", key=f"main:{d}:{metric}")
 
 
+def with_spread(claim: Claim, reference: pd.DataFrame, d: str, metric: str, a: str, b: str) -> Claim:
+    """``claim`` with the standard error of the paper's difference a - b from its ± SDs over its 5 seeds
+    (the paper gives no pairing: its seeds read as independent, the larger SE) and its Welch degrees of
+    freedom; unchanged where the paper gives no SD for either (its number is then held as exact)."""
+    sd = [rules.paper_std(reference, d, x, metric) for x in (a, b)]
+    if not all(math.isfinite(x) for x in sd):
+        return claim
+    n = rules.PAPER_SEEDS
+    va, vb = sd[0] ** 2 / n, sd[1] ** 2 / n
+    if va + vb == 0:
+        return claim
+    return replace(claim, paper_se=math.sqrt(va + vb), paper_df=stats.welch_df(va, n, vb, n))
+
+
+def _secondary_text(st, reference, d, metric, m, word: str) -> str:
+    """The claim's secondary metrics (the same runs, another column of the table: precision, recall and F1
+    beside accuracy, MAE beside RMSE), each with its difference, and those whose verdict by the same rule
+    differs from the primary metric's ``word``."""
+    comp = st.ctx.comparisons
+    parts, disagree = [], []
+    for sm in (x for x, prim in PRIMARY_OF.items() if prim == metric):
+        c = comp[(comp.dataset == d) & (comp.metric == sm) & (comp.method_b == m)] if not comp.empty else comp
+        pa, pb = (rules.paper_value(reference, d, x, sm) for x in ("autonorm_s", m))
+        if c.empty or not (math.isfinite(pa) and math.isfinite(pb)):
+            continue
+        p = Paired.of(c.iloc[0])
+        claim, _, _ = claim_of(d, sm, m, pa - pb)
+        v = rules.judge(p, claim, rules.margin(sm, rules.paper_value(reference, d, "frozen_ln", sm)))
+        parts.append(f"{CLAIM_LABEL.get(sm, sm)} Δ {p.diff:+.3g} (paper {pa - pb:+.3g})")
+        if rules.category(v) != word:
+            disagree.append(f"{CLAIM_LABEL.get(sm, sm)} reads {rules.category(v)} by the same rule (its number held "
+                            "as exact: the paper gives it no spread)")
+    if not parts:
+        return ""
+    agree = ("each reads the primary metric's verdict by the same rule" if not disagree
+             else "disagreeing: " + "; ".join(disagree))
+    return f"; the table's other columns, the same runs (parts of this claim): {', '.join(parts)}; {agree}"
+
+
 def _comparison_rows(studies, reference, d, src, metric, label, m, pa, pb) -> list[Row]:
     paper_diff = pa - pb
     margin = rules.margin(metric, rules.paper_value(reference, d, "frozen_ln", metric))
     claim, said, section = claim_of(d, metric, m, paper_diff)
+    claim = with_spread(claim, reference, d, metric, "autonorm_s", m)
     text = f"{label}: AutoNorm-S {fmt(pa)} vs {m} {fmt(pb)} (paper Δ {paper_diff:+.3g})"
     if said:
         text += f"; the paper: {said}"
@@ -119,16 +162,21 @@ def _comparison_rows(studies, reference, d, src, metric, label, m, pa, pb) -> li
         c = c.iloc[0]
         p = Paired.of(c)
         in_regime, why = rules.study_regime(st, reference, d)
-        if truthy(c.get("same_runs")):
-            verdict = "not testable here: the two methods are the same training"
-        else:
-            verdict = rules.out_of_regime(rules.judge(p, claim, margin), in_regime, why)
         mean_a, mean_b = fnum(c.get("mean_a")), fnum(c.get("mean_b"))
-        verdict, band = _both_arms(st, reference, d, metric, m, mean_a, mean_b, verdict)
+        judged = rules.judge(p, claim, margin)  # the primary metric's own verdict, before the band and regime
+        one, apart = trainings.seeds(st.ctx.runs, src, "autonorm_s", m)
+        if one and not apart:  # one training read under two names (analysis.trainings)
+            verdict, band = "not testable here: the two methods are the same training", ""
+        else:
+            # the band first, then the regime: a row out of the regime says what its runs say with the band's
+            # caveat, as a row in it would
+            verdict, band = _both_arms(st, reference, d, metric, m, mean_a, mean_b, judged)
+            verdict = rules.out_of_regime(verdict, in_regime, why)
         ours = (f"Δ {p.text()}; over these seeds AutoNorm-S {fmt(mean_a)}, "
                 f"{st.ctx.method_label(src, m)} {fmt(mean_b)}")
         if band:
             ours += f" ({band})"
+        ours += _secondary_text(st, reference, d, metric, m, rules.category(judged))
         placement = st.placement(src)
         out.append(Row(text, section, f"{st.where(src, n=p.n)}, one selector {placement_words(placement)}", ours,
                        f"{paper_diff:+.3g}", verdict, key=key, in_regime=in_regime, n=p.n, placement=placement))
@@ -170,10 +218,11 @@ def ptb_perplexity_rows(studies: list[Study], reference: pd.DataFrame) -> list[R
             found = True
             p = Paired.of(c.iloc[0])
             in_regime, why = rules.study_regime(st, reference, "ptb_pos")
-            verdict = rules.out_of_regime(rules.judge(p, claim, math.nan), in_regime, why)
-            # both arms by one band, as every row that compares two of the tables' arms (rules.both_arms)
+            # both arms by one band, as every row that compares two of the tables' arms (rules.both_arms), then
+            # the regime
             verdict, band = _both_arms(st, reference, "ptb_pos", "tag_perplexity", m, fnum(c.iloc[0].get("mean_a")),
-                                       fnum(c.iloc[0].get("mean_b")), verdict)
+                                       fnum(c.iloc[0].get("mean_b")), rules.judge(p, claim, math.nan))
+            verdict = rules.out_of_regime(verdict, in_regime, why)
             rows.append(Row(claim_text, section, st.where_gated("ptb_pos", n=p.n),
                             f"Δ {p.text()} (exp of the mean token cross-entropy)" + (f" ({band})" if band else ""),
                             f"{pa - pb:+.3g}", verdict,
@@ -239,11 +288,45 @@ def within_ci_general_rows(studies: list[Study], reference: pd.DataFrame) -> lis
             claim = Claim(0, True, 0.0, ("AutoNorm-S", str(best.method_b)), ("", "\"within the 95% CI\""))
             in_regime, why = rules.study_regime(st, reference, d)
             verdict, band = _both_arms(st, reference, d, "accuracy", str(best.method_b), fnum(best.get("mean_a")),
-                                       fnum(best.get("mean_b")), rules.out_of_regime(rules.judge(p, claim, m),
-                                                                                     in_regime, why))
+                                       fnum(best.get("mean_b")), rules.judge(p, claim, m))
+            verdict = rules.out_of_regime(verdict, in_regime, why)
             rows.append(Row(f"{pretty(d)}: AutoNorm-S within the 95% CI of the best static baseline on a stationary "
                             f"dataset; the paper: {quote('within_ci_general')}", section_of("within_ci_general"),
                             st.where_gated(d, n=p.n), f"AutoNorm-S − {best.method_b} (the better static norm here): "
                             f"Δ {p.text()}" + (f" ({band})" if band else ""), "within the 95% CI", verdict,
-                            key="within_ci_general", in_regime=in_regime, n=p.n, placement=st.placement(d)))
-    return rows
+                            key="within_ci_general", in_regime=in_regime, n=p.n, placement=st.placement(d),
+                            counts=False))
+    return rows + [_within_ci_frequency_row(rows)] if rows else []
+
+
+def _within_ci_frequency_row(rows: list[Row]) -> Row:
+    """§4's "frequently ... on stationary datasets" is one claim over the paper's stationary vision datasets: the
+    counted row reads each dataset's best in-regime row (above, which only support) and decides the frequency
+    only where most of the datasets were tested in the paper's regime."""
+    from autonorm.report.findings.gate_rows import STATIONARY_VISION
+
+    best: dict[str, Row] = {}
+    for r in rows:
+        d = next((x for x in STATIONARY_VISION if r.claim.startswith(f"{pretty(x)}:")), None)
+        if d and r.in_regime and (d not in best or r.n > best[d].n):
+            best[d] = r
+    words = {d: rules.category(r.verdict) for d, r in best.items()}
+    tested = ", ".join(f"{pretty(d)} ({r.where.split(':')[0]}): {r.verdict[:200].rsplit(';', 1)[0]}"
+                       for d, r in best.items()) or "none"
+    need = len(STATIONARY_VISION) // 2 + 1
+    held = sum(w == "reproduced" for w in words.values())
+    failed = sum(w == "contradicted" for w in words.values())
+    if held >= need:
+        verdict = f"reproduced: within on {held} of the {len(STATIONARY_VISION)} stationary datasets"
+    elif failed > len(STATIONARY_VISION) - need:
+        verdict = f"contradicted: outside on {failed} of the {len(STATIONARY_VISION)} stationary datasets"
+    else:
+        verdict = (f"inconclusive: a frequency over the paper's {len(STATIONARY_VISION)} stationary vision datasets "
+                   f"({', '.join(pretty(d) for d in STATIONARY_VISION)}), tested in the paper's regime on {len(best)}"
+                   f"; it is decided on {need} of them (ours: frequently read as most)")
+    n = min((r.n for r in best.values()), default=0)
+    return Row(f"AutoNorm-S within the 95% CI of the best static baseline, frequently, on stationary datasets; the "
+               f"paper: {quote('within_ci_general')}", section_of("within_ci_general"),
+               f"the in-regime rows above: {len(best)} of {len(STATIONARY_VISION)} datasets", tested,
+               "within the 95% CI, frequently", verdict, key="within_ci_general", in_regime=bool(best) or None, n=n,
+               placement="per_block" if best else "")

@@ -21,7 +21,9 @@ from pathlib import Path
 import pandas as pd
 
 from autonorm.io_utils import write_text_atomic
-from autonorm.report.findings import ablation_rows, cost_rows, gate_rows, main_table, paper_rows, routing_rows, rules
+from autonorm.report import scorecard
+from autonorm.report.findings import (ablation_rows, answer, cost_rows, gate_rows, main_table, paper_rows,
+                                      routing_rows, rules, statement_rows)
 from autonorm.report.findings.figures import draw_figures
 from autonorm.report.findings.rows import Row, counted_rows, tally
 from autonorm.report.findings.rules import MARGIN_SHARE, VERDICTS
@@ -32,20 +34,23 @@ from autonorm.report.fmt import md_table, pretty
 SECTIONS = (
     ("Main results (the paper's Tables 1-4)", lambda s, r: main_table.main_table_rows(s, r)
      + main_table.ptb_perplexity_rows(s, r) + gate_rows.rotation_chance_rows(s, r)
-     + main_table.within_ci_general_rows(s, r)),
-    ("The paper's numbers on their own (docs/method.md section 8)", paper_rows.paper_arithmetic_rows),
+     + main_table.within_ci_general_rows(s, r) + statement_rows.main_result_rows(s, r)),
+    ("The paper's numbers on their own (docs/method.md section 8)", lambda s, r: paper_rows.paper_arithmetic_rows(s, r)
+     + statement_rows.number_rows(s, r)),
     ("The central claim: does learned routing converge? (abstract, sections 3.1, 4.6)",
      lambda s, r: gate_rows.central_claim_rows(s, r) + gate_rows.stationarity_rows(s, r)
-     + gate_rows.untested_class_rows(s)),
-    ("What the gates learn (sections 4.3-4.7)", lambda s, r: gate_rows.mechanism_rows(s, r)
-     + gate_rows.sst2_collapse_rows(s, r) + gate_rows.fig4_rows(s, r) + gate_rows.unmeasured_mechanism_rows()),
+     + gate_rows.untested_class_rows(s) + statement_rows.central_rows(s, r)),
+    ("What the gates learn (sections 3.2-3.3, 4.3-4.7)", lambda s, r: gate_rows.mechanism_rows(s, r)
+     + gate_rows.sst2_collapse_rows(s, r) + gate_rows.fig4_rows(s, r) + gate_rows.unmeasured_mechanism_rows()
+     + statement_rows.gate_statement_rows(s, r)),
     ("Freezing (sections 3.4, 4.6, 4.7)", lambda s, r: routing_rows.freeze_rows(s, r)
      + routing_rows.freeze_principle_rows(s) + routing_rows.not_tuned_rows(s) + routing_rows.twin_noise_rows(s)),
     ("Learned gates against random ones (abstract, sections 1, 4.1)", routing_rows.learned_vs_random_rows),
     ("Ablations (sections 3.6.2, 4.4, 4.7)", lambda s, r: ablation_rows.ablation_rows(s, r)
-     + ablation_rows.tau_blend_rows(s, r)),
+     + ablation_rows.tau_blend_rows(s, r) + statement_rows.ablation_statement_rows(s, r)),
     ("Cost (sections 3.5, 4.6)", lambda s, r: cost_rows.overhead_rows(s) + cost_rows.benchmark_rows(cost_rows.load_benchmark())
-     + cost_rows.time_rows(s)),
+     + cost_rows.time_rows(s) + statement_rows.cost_statement_rows(s, r)),
+    ("The conclusion's interpretations (section 5)", statement_rows.conclusion_rows),
 )
 
 GLOSSARY = [
@@ -58,12 +63,16 @@ GLOSSARY = [
     f"**The margin**: {100 * MARGIN_SHARE:g}% of the paper's FrozenLN value (0.395 accuracy points on MNIST), from the "
     "smallest difference the paper calls an improvement (distillation's 0.4%, which the paper gives for a "
     "validation stability it does not define; read here as relative): the margin of a stated equivalence, and the "
-    "size of a meaningful difference the paper states without a number. A stated number is held against the data "
-    "as it is: where the 90% interval lies wholly on one side of it (short of it, or beyond it), that part of the "
-    "claim is contradicted.",
-    "**Δ [a, b]**: the first method minus the second, paired by seed, with its 95% t-interval (unadjusted); "
-    "equivalence and exclusion are read off the 90% interval, both ways (its ends are the one-sided 95% bounds). "
-    "p (Holm, k tests) is corrected over the claim's family; a family of one prints its p as one test. "
+    "size of a meaningful difference the paper states without a number. **The paper's spread**: a stated number "
+    "is held with the paper's own ± SD over its 5 seeds and ours together; one its own spread cannot tell from zero "
+    "contradicts nothing; one printed with no spread is held as exact, and the row says so. **One claim, one "
+    "verdict**: a table's other columns of the same runs (precision, recall, F1; MAE) are parts of its primary "
+    "metric's claim.",
+    "**Δ [a, b]**: the first method minus the second, paired by seed, with its 95% t-interval (unadjusted, "
+    "printed). **One level**: every decision is at familywise 5% over the claim's family of k tests: a sign by "
+    "Holm's p, an exclusion or an equivalence from the same family's interval at one-sided 0.05/k (Bonferroni; the "
+    "90% interval for a family of one). p (Holm, k tests) is corrected over the claim's family; a family of one "
+    "prints its p as one test. "
     "**AutoNorm-S** is AutoNorm whose gates freeze at epoch T_freeze if their mean entropy H is still at least "
     "eps_H; unfrozen **AutoNorm** never freezes. **TOST**: two one-sided t-tests at the margin. **Both arms by one "
     "band**: an arm (AutoNorm-S or a baseline) outside the band frozen_ln must meet of the paper's number for it, "
@@ -230,7 +239,23 @@ def build(studies: list[Study], out: Path, figures_dir: Path, command: str, with
     drawn = draw_figures(judged, reference, figures_dir)
     rel = Path(os.path.relpath(figures_dir.resolve(), out.parent.resolve()))
     recorded = all(st.record is not None for st in studies)
-    lines = ["# Findings: what holds of the AutoNorm paper here", "", _made_by(studies, out, figures_dir, command), "",
+    block = answer.answer_block(judged, reference, all_rows)
+    cards = answer.cards(judged, reference)
+    lines = ["# Findings: what holds of the AutoNorm paper here", "",
+             "## The answer", "", page_block(block), "",
+             "## Scorecard: the paper's numbers beside ours, where we trained its design", "",
+             "Each method's test metric on each dataset we trained at the paper's design and in its regime: the "
+             "paper's mean ± SD over its 5 seeds, ours as mean ± SD with its 95% CI and n, and each method's "
+             "difference from frozen_ln (LayerNorm), ours and the paper's (differences of the means; the paired "
+             "tests are in the ledger below).", ""]
+    for c in cards:
+        lines += [scorecard.card_table(c), ""]
+    if scorecard.draw(cards, figures_dir / SCORECARD_PNG):
+        lines += [f"![{SCORECARD_PNG}]({(rel / SCORECARD_PNG).as_posix()})", "", scorecard.CAPTION, ""]
+    else:
+        (figures_dir / SCORECARD_PNG).unlink(missing_ok=True)
+        lines += ["No study has reached the paper's design yet.", ""]
+    lines += ["## How this page is made", "", _made_by(studies, out, figures_dir, command), "",
              ("The page is a function of the committed study records under `studies/` and of the code: "
               "`autonorm-report --findings` rebuilds it in seconds, byte for byte. A claim gains evidence when a "
               "study is run and recorded (README \"Study records\"); each row names the study it rests on."
@@ -268,18 +293,16 @@ def build(studies: list[Study], out: Path, figures_dir: Path, command: str, with
         lines += ["## Figures", ""]
         for name, caption in drawn:
             lines += [f"![{name}]({(rel / name).as_posix()})", "", caption, ""]
-    if not with_block:
-        return "\n".join(lines)
-    regime = [(r[0], r[1]) for r in learned or [] if r[7] == "yes"]  # (study, dataset label) in the regime
-    outside = []
-    for st in judged:
-        for d in dict.fromkeys(st.ctx.summary.dataset) if not st.ctx.summary.empty else []:
-            ok, why = rules.study_regime(st, reference, d)
-            if ok is False:
-                outside.append((st.name, pretty(d), why.split("; ")[0]))
-    # a study short of the seeds it planned: which methods, with their seeds, beside its plan
-    interim = {st.name: (short, st.planned_seeds) for st in judged if (short := short_of_plan(st))}
-    return "\n".join(lines), readme_block(all_rows, regime, outside, interim)
+    return ("\n".join(lines), block) if with_block else "\n".join(lines)
+
+
+#: the scorecard's picture, beside the page's other figures
+SCORECARD_PNG = "scorecard.png"
+
+
+def page_block(block: str) -> str:
+    """The README's block as the page's head: its link to the page points into the page itself."""
+    return block.replace("[docs/findings.md](docs/findings.md)", "the [claims ledger](#claims-ledger) below")
 
 
 def short_of_plan(st: Study) -> list[tuple[str, int]]:
@@ -297,67 +320,8 @@ def short_of_plan(st: Study) -> list[tuple[str, int]]:
 #: where the page's readme lives: README_FILE beside the DOCS_FOLDER the page is written into
 README_FILE = "README.md"
 DOCS_FOLDER = "docs"
-#: the README's generated block: its markers, and its limits (docs/develop.md)
+#: the README's generated block: its markers (its limits: report.findings.answer)
 README_START, README_END = "<!-- findings:start", "<!-- findings:end -->"
-README_MAX_LINES, README_MAX_CHARS = 6, 1600
-
-
-def _short(claim: str) -> str:
-    """A claim's own words, without the paper's quotation: 'MNIST accuracy: AutoNorm-S 99.18 vs ...'."""
-    return claim.split("; the paper:")[0].split(" (paper Δ")[0].strip()
-
-
-def readme_block(rows: list[Row], regime: list[tuple[str, str]], outside: list[tuple[str, str, str]] = (),
-                 interim: dict[str, tuple[list[tuple[str, int]], int]] | None = None) -> str:
-    """The README's "What we found" block, from the ledger's rows: at most :data:`README_MAX_LINES` lines
-    and :data:`README_MAX_CHARS` characters: the counted verdicts, where the paper's regime was reached
-    (and where a study there is short of the seeds it planned: ``interim``, study -> (its methods short of
-    the plan with their seeds, the planned seeds): :func:`short_of_plan`), what was decided there, what the
-    paper's own numbers rule out, and a link to the page."""
-    counted = [r for r in rows if not r.observation and not r.supporting]
-    interim = interim or {}
-
-    def short(st: str) -> str:
-        methods, planned = interim[st]
-        # "a row that reads", not "the rows": a method short of the plan may be one no row reads (the paper gives
-        # no California AdaNorm number), and the study's other rows decide
-        one = len(methods) == 1
-        return (f"; short of its {planned} planned seeds: {', '.join(f'{m} n={n}' for m, n in methods)}, and a row "
-                f"that reads {'it' if one else 'one of them'} decides nothing yet")
-
-    where = ", ".join(f"{d} ({st}" + (short(st) if st in interim else "") + ")" for st, d in regime) or "no study yet"
-    decided = {w: [_short(r.claim) for r in counted if r.word == w] for w in ("reproduced", "contradicted")}
-    own = [_short(r.claim) for r in counted if r.word in ("cannot be what it says", "ill-defined")]
-    lines = [f"**The ledger** ([docs/findings.md](docs/findings.md); its terms at the top, the verdict words under "
-             f"the ledger): {tally(rows)}.",
-             f"**In the paper's regime** (its backbone, its 4 x 4 patch on vision, one selector per block, our "
-             f"LayerNorm model within {rules.REGIME_ACCURACY_POINTS:g} points of its FrozenLN's accuracy, "
-             f"{100 * rules.REGIME_RMSE_RELATIVE:g}% of its RMSE, either way): {where}."]
-    for word, claims in decided.items():
-        if claims:
-            lines.append(f"**{word.capitalize()} there** ({len(claims)}): " + _listed(claims, 420) + ".")
-    if not any(decided.values()):
-        lines.append("**Decided there**: nothing yet.")
-    lines.append(f"**The paper on its own numbers** ({len(own)} rows: cannot be what it says, or ill-defined): "
-                 + _listed(own, 420) + ".")
-    by: dict[tuple[str, str], list[str]] = {}
-    # the studies at the paper's backbone first: what else keeps them out is what a reader must know
-    for st, d, why in sorted(outside, key=lambda o: "backbone" in o[2]):
-        by.setdefault((d, why), []).append(st)
-    if by:
-        lines.append("**Out of the paper's regime** (rows that say what the runs say and decide nothing): "
-                     + _listed([f"{d} in {', '.join(sts)} ({why})" for (d, why), sts in by.items()], 380) + ".")
-    block = "\n".join(lines[:README_MAX_LINES])
-    return block[:README_MAX_CHARS - 1] + "…" if len(block) > README_MAX_CHARS else block
-
-
-def _listed(items: list[str], limit: int) -> str:
-    out = []
-    for it in items:
-        if len("; ".join(out + [it])) > limit:
-            return "; ".join(out) + f"; and {len(items) - len(out)} more"
-        out.append(it)
-    return "; ".join(out)
 
 
 def write_readme_block(readme: Path, block: str) -> bool:

@@ -76,10 +76,15 @@ def placement_words(placement: str) -> str:
     return words + (" (our alternative reading)" if placement == ALTERNATIVE_PLACEMENT else "")
 
 
+def counted_claims(rows: list[Row]) -> list[Row]:
+    """The rows the tally counts: one a claim of the paper (no observation, no supporting row)."""
+    return [r for r in rows if not r.observation and not r.supporting]
+
+
 def tally(rows: list[Row]) -> str:
     """The ledger in one line: claims by verdict (every category, zeros included), then
     observations and supporting rows, adding up to the number of rows."""
-    claims = [r for r in rows if not r.observation and not r.supporting]
+    claims = counted_claims(rows)
     counts = {c: 0 for c in CATEGORIES if c != "observation"}
     for r in claims:
         counts[r.word] = counts.get(r.word, 0) + 1

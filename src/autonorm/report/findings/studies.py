@@ -60,7 +60,8 @@ class Study:
         """A recorded study (studies/<name>/, or its record ``rec`` as loaded): its tables computed
         from the record and written, as the aggregate step writes them, into ``scratch``, then read
         as the report reads them."""
-        from autonorm.analysis.records import load_study, tables_of
+        from autonorm.analysis.records import tables_of
+        from autonorm.analysis.study_folders import load_study
         from autonorm.io_utils import write_csv_atomic
 
         rec = load_study(study_dir) if rec is None else rec

@@ -20,6 +20,7 @@ from autonorm.report.sections.glance import glance_section
 from autonorm.report.sections.results import results_section
 from autonorm.report.sections.robustness import robustness_section
 from autonorm.report.sections.runs import freeze_section, runs_section
+from autonorm.report.sections.scorecard import scorecard_section
 
 Section = Callable[[ReportContext], str]
 
@@ -28,6 +29,7 @@ SECTIONS: list[tuple[str, Section]] = [
     ("stale_warning", stale_warning),
     ("banner", banner),
     ("how_to_read", how_to_read),
+    ("scorecard", scorecard_section),
     ("glance", glance_section),
     ("datasets", datasets_section),
     ("results", results_section),
