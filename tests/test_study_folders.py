@@ -434,3 +434,25 @@ def test_same_floats_compares_a_run_trained_again_with_the_record(tmp_path, caps
     write(float(h.train_loss), config_hash="0000000000000000")
     assert main([str(study), "mnist/frozen_ln/seed0", str(run)]) == 2
     assert "not the same run trained again" in capsys.readouterr().err
+
+
+def test_one_config_trained_on_two_cpu_types_is_two_trainings():
+    """california_depth's pilot (an Intel Xeon) and california_ablations' (an AMD EPYC) are one config, data and
+    seed, trained to other numbers by CPUs that round floats apart: two trainings, each counted in its own study.
+    The same numbers would be one run read twice, and other numbers on one CPU are refused as before."""
+    from types import SimpleNamespace
+
+    key = ("california_housing", "frozen_ln", 0)
+
+    def holder(cpu: str, rmse: float):
+        prov = pd.DataFrame([{"dataset": key[0], "method": key[1], "seed": 0, "config_hash": "523d", "data_identity": "13c3",
+                              "cpu": cpu}])
+        values = pd.DataFrame([{"dataset": key[0], "source_dataset": key[0], "method": key[1], "seed": 0,
+                                "metric": "rmse", "value": rmse}])
+        return SimpleNamespace(record={"provenance": prov, "values": values}), key
+
+    intel, amd = holder("Intel(R) Xeon(R) Processor, torch AVX512", 0.4655), holder("AMD EPYC, torch AVX2", 0.4608)
+    assert sf._two_trainings([intel, amd])
+    assert not sf._two_trainings([intel, holder("AMD EPYC, torch AVX2", 0.4655)])          # the same numbers: one run
+    assert not sf._two_trainings([intel, holder("Intel(R) Xeon(R) Processor, torch AVX512", 0.4608)])  # one CPU
+    assert not sf._two_trainings([intel, holder("", 0.4608)])                                 # a CPU not named

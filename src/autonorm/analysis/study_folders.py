@@ -300,6 +300,30 @@ def _refuse_shared(a: Recorded, b: Recorded, ident: tuple, key_a, key_b, n_more:
                       f'{{"sources": ["{a.name}"]}}')
 
 
+def _cpu_of(rec: dict, key) -> str:
+    prov = rec["provenance"]
+    if prov.empty or "cpu" not in prov:
+        return ""
+    row = prov[(prov.dataset == key[0]) & (prov.method == key[1]) & (prov.seed == key[2])]
+    cpu = row["cpu"].iloc[0] if len(row) else None
+    return str(cpu).strip() if isinstance(cpu, str) else ""
+
+
+def _two_trainings(holders: list) -> bool:
+    """Whether studies holding one run identity (config, data, seed) hold two trainings of it: each names its
+    CPU, the CPUs differ, and so do the numbers. Two CPU types may round floats apart, so one config trains to
+    other numbers on each (docs/method.md section 11); such runs are not one run read twice, and each counts in
+    its own study (which pairs only runs of one CPU type, or of types its same-floats check joins). The same
+    numbers are the same run, whatever the CPUs; other numbers on one CPU are refused."""
+    (a, ka), *rest = holders
+    cpu_a = _cpu_of(a.record, ka)
+    for b, kb in rest:
+        cpu_b = _cpu_of(b.record, kb)
+        if not (cpu_a and cpu_b) or cpu_a == cpu_b or not differences(a.record, b.record, ka, kb):
+            return False
+    return True
+
+
 def _count_once(studies: Sequence[Recorded]) -> None:
     """Fill each study's ``repeats``; refuse a run held by two studies neither of which declares
     the other (or each of which declares the other) as its source."""
@@ -307,7 +331,7 @@ def _count_once(studies: Sequence[Recorded]) -> None:
     for st in studies:
         for ident, keys in _identities(st.record).items():
             held.setdefault(ident, []).append((st, keys[0]))
-    shared = {ident: hs for ident, hs in held.items() if len(hs) > 1}
+    shared = {ident: hs for ident, hs in held.items() if len(hs) > 1 and not _two_trainings(hs)}
     for ident, holders in shared.items():
         names = {st.folder.resolve().name for st, _ in holders}
         declared = [(st, key) for st, key in holders if set(st.sources) & (names - {st.folder.resolve().name})]

@@ -172,8 +172,10 @@ def _draw(plt, cards: list[Card], path, write) -> None:
                 ax.errorbar(ln.mean, y - 0.17, xerr=err, fmt="o", color="tab:blue", capsize=3, ms=6, label=OURS_LABEL)
                 ax.annotate(f"n={ln.n}", (ln.mean, y - 0.17), xytext=(6, -10), textcoords="offset points",
                             fontsize=7, color="tab:blue")
+        ticks = [ln.method + ("\n(ours only)" if c.with_paper and not math.isfinite(ln.paper_mean) else "")
+                 + ("\n(a plain MLP)" if label(ln.method) != ln.method else "") for ln in c.lines]
         ax.set_yticks(range(len(names)))
-        ax.set_yticklabels(names[::-1])
+        ax.set_yticklabels(ticks[::-1], fontsize=8)
         ax.set_ylim(-0.7, len(names) - 0.3)
         ax.set_xlabel(f"test {c.metric} ({'higher' if c.higher_is_better else 'lower'} is better)")
         ax.set_title(pretty(c.dataset) + (f"\n{c.title}" if c.title else ""), fontsize=9)
