@@ -89,32 +89,38 @@ def ablation_rows(studies: list[Study], reference: pd.DataFrame) -> list[Row]:
     for t in ABLATION_TESTS:
         claim = t.claim + (f"; the paper: {quote(t.quote_key)}" if t.quote_key else "")
         section = section_of(t.quote_key) if t.quote_key else "ours"
-        found = next(((st, h) for st in studies if len(h := _hits(st, t))), None)
-        if found is None:
+        # every study that ran the variant has its rows; the claim is counted once, by its best evidence
+        found = [(st, h) for st in studies if len(h := _hits(st, t))]
+        if not found:
             rows.append(Row(claim, section, "–", "–", "–", f"not testable here: not run in these studies; "
                             f"`{ABLATION_CMD.format(d=t.run[0], v=t.run[1])}` (paper scale: `{ABLATION_GPU_CMD}`)",
                             key=f"ablation:{t.name or t.axis}", observation=t.ours))
             continue
-        st, hit = found
-        if t.axis == "tau":
-            rows += tau_rows(st, t, hit, reference, claim, section)
-            continue
-        for r in hit.to_dict("records"):
-            ours, expected, verdict = ablation_verdict(r, t, reference)
-            in_regime, why = rules.study_regime(st, reference, r["dataset"])
-            # a check of our own choice has no paper claim to reproduce: its outcome without the verdict word
-            verdict = ("observation: " + verdict.split(": ", 1)[-1] if t.ours
-                       else rules.out_of_regime(verdict, in_regime, why))
-            n = int(fnum(r["n_pairs"]) or 0)
-            elsewhere = bool(t.named) and r["dataset"] not in t.named
-            rows.append(Row(claim, section, st.where(r["dataset"], n=n) + (
-                            f" (the paper names {', '.join(pretty(x) for x in t.named)}: this dataset supports)"
-                            if elsewhere else ""), f"{r['variant']} − {r['base']}, "
-                            f"{r['metric']}: Δ {ours}", expected, verdict, key=f"ablation:{t.name or t.axis}",
-                            in_regime=in_regime, n=n, observation=t.ours, counts=not elsewhere))
+        for st, hit in found:
+            rows += tau_rows(st, t, hit, reference, claim, section) if t.axis == "tau" else \
+                _ablation_study_rows(st, t, hit, reference, claim, section)
     rows.append(Row("Hard (straight-through) Gumbel converges significantly slower on CIFAR-100; the paper: "
                     f"{quote('hard')}", section_of("hard"), "–", "–", "slower",
                     f"not testable here ({WHY_GPU['cifar100']}): `{ABLATION_GPU_CMD}`", key="ablation:gumbel:cifar100"))
+    return rows
+
+
+def _ablation_study_rows(st: Study, t: AblationTest, hit: pd.DataFrame, reference: pd.DataFrame, claim: str,
+                         section: str) -> list[Row]:
+    rows = []
+    for r in hit.to_dict("records"):
+        ours, expected, verdict = ablation_verdict(r, t, reference)
+        in_regime, why = rules.study_regime(st, reference, r["dataset"])
+        # a check of our own choice has no paper claim to reproduce: its outcome without the verdict word
+        verdict = ("observation: " + verdict.split(": ", 1)[-1] if t.ours
+                   else rules.out_of_regime(verdict, in_regime, why))
+        n = int(fnum(r["n_pairs"]) or 0)
+        elsewhere = bool(t.named) and r["dataset"] not in t.named
+        rows.append(Row(claim, section, st.where(r["dataset"], n=n) + (
+                        f" (the paper names {', '.join(pretty(x) for x in t.named)}: this dataset supports)"
+                        if elsewhere else ""), f"{r['variant']} − {r['base']}, "
+                        f"{r['metric']}: Δ {ours}", expected, verdict, key=f"ablation:{t.name or t.axis}",
+                        in_regime=in_regime, n=n, observation=t.ours, counts=not elsewhere))
     return rows
 
 
@@ -138,7 +144,9 @@ def tau_rows(st: Study, t: AblationTest, hit: pd.DataFrame, reference: pd.DataFr
             word, text = rules.non_superiority(p, m, str(r["variant"]), stats.higher_is_better(r["metric"]))
             parts.append(f"{r['variant']}: Δ {p.text()}; {text}")
             words.append(word)
-        missing = [v for v in TAU_GRID if v not in set(metric_rows.variant)]
+        # the grid the study declared (its preset's variants: california_ablations runs 0.1, 1 and 2), else ours
+        declared = [v for v in ((st.record or {}).get("grid") or {}).get("variants") or () if v in TAU_GRID]
+        missing = [v for v in (declared or TAU_GRID) if v not in set(metric_rows.variant)]
         if "contradicted" in words:
             verdict = "contradicted: " + "; ".join(x for x, w in zip(parts, words) if w == "contradicted")
         elif words and all(w == "holds" for w in words) and not missing:

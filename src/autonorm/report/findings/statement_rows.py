@@ -292,12 +292,14 @@ def _static_ceiling_rows(studies: list[Study], reference: pd.DataFrame) -> list[
 def _capacity_row(studies: list[Study], reference: pd.DataFrame) -> Row:
     """§3.3: the controlled design makes differences the norm's, "rather than capacity variations": the gated models'
     parameter count against frozen_ln's, which depends on the selector's width (ours)."""
-    said = []
+    said, seen = [], set()
     for st in studies:
         s = st.ctx.summary
         for d in dict.fromkeys(s.dataset) if not s.empty else []:
             p0, p1 = (rules.summary_mean(s, d, m, "params") for m in ("frozen_ln", "autonorm_s"))
-            if math.isfinite(p0) and math.isfinite(p1) and p0 > 0 and rules.study_regime(st, reference, d)[0]:
+            if (d not in seen and math.isfinite(p0) and math.isfinite(p1) and p0 > 0
+                    and rules.study_regime(st, reference, d)[0]):
+                seen.add(d)  # one model a dataset: every in-regime study of it trains the same one
                 said.append(f"{pretty(d)} ({st.name}): +{100 * (p1 / p0 - 1):.1f}% parameters ({int(p0):,} -> {int(p1):,})")
     return Row(_said("same_capacity", "The models differ in their norm, not in capacity"), section_of("same_capacity"),
                "the in-regime studies", "; ".join(said) or "–", "the same capacity",
