@@ -187,3 +187,13 @@ def test_the_pipeline_report_opens_with_the_scorecard():
     real = scorecard_section(SimpleNamespace(summary=_summary(False)))
     assert "| autonorm_s | 99.18 ± 0.1 | 98.53 ± 0.065 |" in real
     assert scorecard_section(SimpleNamespace(summary=pd.DataFrame())) == ""
+
+
+def test_every_study_that_ran_an_ablation_has_its_row(committed):
+    """laptop ran the tau grid first in the page's order; california_ablations (the paper's design) ran it too:
+    each study gets its row of the claim, counted once by its best evidence (before, the first study's alone)."""
+    _, _, rows = committed
+    tau = [r for r in rows if r.claim_key == "ablation:tau"]
+    studies = {r.where.split(":")[0] for r in tau}
+    assert {"laptop", "california_ablations"} <= studies
+    assert sum(not r.supporting for r in tau) == 1

@@ -88,6 +88,15 @@ def _paired(st: Study, table: pd.DataFrame, d: str, metric: str, a: str, b: str)
     return Paired.of(c.iloc[0]) if len(c) else None
 
 
+def _tested(regime: list[InRegime], table: str, other: str):
+    """(each dataset in the regime, AutoNorm-S against ``other`` there) from the study's ``table`` (comparisons,
+    learned_vs_random), where a paired test has the seeds."""
+    for r in regime:
+        p = _paired(r.study, getattr(r.study.ctx, table), r.dataset, r.metric, "autonorm_s", other)
+        if p is not None and p.testable:
+            yield r, p
+
+
 def _ci(p: Paired, digits: str = ".2g") -> str:
     lo, hi = p.ci()
     return f"{p.diff:+{digits}} (95% CI {lo:+{digits}} to {hi:+{digits}})"
@@ -123,11 +132,8 @@ def versus_layernorm(regime: list[InRegime], reference: pd.DataFrame, rows: list
     """AutoNorm-S against LayerNorm on each dataset in the regime: ours with its interval, the paper's beside,
     with the counted verdict of the paper's claim; at COUNTS detail, how many datasets read each verdict."""
     said, significant, words = [], [], []
-    for r in regime:
+    for r, p in _tested(regime, "comparisons", "frozen_ln"):
         st, d, m = r.study, r.dataset, r.metric
-        p = _paired(st, st.ctx.comparisons, d, m, "autonorm_s", "frozen_ln")
-        if p is None or not p.testable:
-            continue
         c = rows_where(st.ctx.comparisons, dataset=d, metric=m, method_a="autonorm_s", method_b="frozen_ln").iloc[0]
         pa, pb = (rules.paper_value(reference, d, x, m) for x in ("autonorm_s", "frozen_ln"))
         what = "accuracy" if m == "accuracy" else "RMSE (lower is better)"
@@ -157,11 +163,8 @@ def learned_vs_random(regime: list[InRegime], reference: pd.DataFrame, detail: i
     from autonorm.report.findings.gate_rows import PAPER_STATIONARY
 
     said, beyond, signs = [], [], []
-    for r in regime:
+    for r, p in _tested(regime, "learned_vs_random", "random"):
         st, d, m = r.study, r.dataset, r.metric
-        p = _paired(st, st.ctx.learned_vs_random, d, m, "autonorm_s", "random")
-        if p is None or not p.testable:
-            continue
         better = p.diff > 0 if stats_higher(m) else p.diff < 0
         signs.append(("ahead" if better else "behind") if math.isfinite(p.p_holm) and p.p_holm < 0.05 else "tied")
         (said if st.ctx.ds_family.get(d) == "vision" and PAPER_STATIONARY.get(d) else beyond).append((d, m, p))
