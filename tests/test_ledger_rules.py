@@ -1119,3 +1119,15 @@ def test_the_forest_labels_an_interim_comparison():
     assert n_label(SimpleNamespace(planned_seeds=5), 3) == "n=3 of 5 planned: interim"
     assert n_label(SimpleNamespace(planned_seeds=5), 5) == "n=5"
     assert n_label(SimpleNamespace(planned_seeds=0), 3) == "n=3"
+
+
+def test_a_tau_grid_tests_the_peak_only_where_it_brackets_half():
+    """"tau = 0.5 is optimal" is a peak: taus all on one side of 0.5 cannot show it, whatever their
+    numbers; the gaps are read from the runs alone (a record and a results folder agree)."""
+    from autonorm.report.findings.ablation_rows import tau_grid_gaps
+
+    assert tau_grid_gaps({"tau_0_1", "tau_1", "tau_2"}) == []
+    assert tau_grid_gaps({"tau_0_25", "tau_1"}) == []
+    assert tau_grid_gaps({"tau_1", "tau_2"}) == ["no tau below 0.5 was run"]
+    assert tau_grid_gaps({"tau_0_1", "gumbel_hard"}) == ["no tau above 0.5 was run"]
+    assert tau_grid_gaps(set()) == ["no tau below 0.5 was run", "no tau above 0.5 was run"]
