@@ -827,6 +827,11 @@ def test_tau_blending_by_the_final_entropy():
                            "without Gumbel noise; the paper's sentence may mean the relaxation during training, where "
                            "the noise blends more, and does not say")
     assert "tau 0.1: 0.000, tau 2: 0.294" in row.ours and "without Gumbel noise" in row.ours
+    # one sentence of the paper, one claim: two datasets' rows share its key (the ledger counts the best one)
+    two = tau_blend_rows([st, SimpleNamespace(**{**vars(st), "ctx": SimpleNamespace(
+        **{**vars(st.ctx), "history": hist.assign(dataset="mnist"), "ablations": ab.assign(dataset="mnist")})})],
+        REFERENCE)
+    assert len(two) == 2 and {r.claim_key for r in two} == {"ablation:tau_blend"}
     # entropy falling as tau rises is against the paper's direction: contradicted
     st.ctx.history = hist.assign(mean_entropy=hist.method.map({"tau_2": 0.0, "tau_0_1": 0.2}))
     (row,) = tau_blend_rows([st], REFERENCE)
@@ -1087,8 +1092,13 @@ def test_a_study_decides_at_the_seeds_it_planned():
     margin = "depends on our choice (margin): inconclusive at ±0.198, inconclusive at ±0.395, reproduced at ±0.791"
     assert rules.decided_from_seeds(margin, 3, 5).endswith(f"the runs say: {margin}")
     assert rules.decided_from_seeds(margin, 5, 5) == margin
-    # what decides nothing is left as it is: an inconclusive row, and a row that reads no seeds
-    assert rules.decided_from_seeds("inconclusive: the lead is not shown", 3, 5) == "inconclusive: the lead is not shown"
+    # an undecided row with seeds still to come says it is interim, lest it read as the study's last word;
+    # out of the regime more seeds change nothing, and a row that reads no seeds is left as it is
+    assert rules.decided_from_seeds("inconclusive: the lead is not shown", 3, 5) == (
+        "inconclusive: interim, n=3 of the 5 seeds the study planned; the lead is not shown")
+    assert rules.decided_from_seeds("inconclusive: the lead is not shown", 5, 5) == "inconclusive: the lead is not shown"
+    out = "inconclusive: out of the paper's regime (3 x 64); the runs say: inconclusive: x"
+    assert rules.decided_from_seeds(out, 3, 5) == out
     assert rules.decided_from_seeds("cannot be what it says: x", 0, 5) == "cannot be what it says: x"
 
 

@@ -268,7 +268,7 @@ def tau_blend_rows(studies: list[Study], reference: pd.DataFrame) -> list[Row]:
                             f"seed-mean gate entropy at the last epoch, softmax(logits / tau) without Gumbel noise: "
                             f"{trend} (ln 2 = {math.log(2):.3f})",
                             f"uniform (ours: H >= {UNIFORM_SHARE:g} ln 2) / hard (ours: H < eps_H = {H_ZERO})",
-                            rules.out_of_regime(verdict, in_regime, why), key=f"ablation:tau_blend:{d}",
+                            rules.out_of_regime(verdict, in_regime, why), key="ablation:tau_blend",
                             in_regime=in_regime, n=min(n1, n2), placement=st.placement(d)))
     if not rows:
         rows.append(Row(claim, section_of("tau_soft"), "–", "–", "–", "not testable here: no study ran the "

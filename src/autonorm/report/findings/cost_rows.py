@@ -163,7 +163,7 @@ def _latency_row(st: Study, d: str, s: pd.DataFrame) -> Row | None:
                f"{quote('inference_frozen')}", section_of("inference_frozen"), st.where(d),
                f"latency per batch {fmt(l1)} vs {fmt(l0)} ms ({100 * (l1 / l0 - 1):+.1f}%; selectors frozen, not "
                "exported)", p_ratio, verdict, key="latency", in_regime=_at_paper_size(st, d, st.ctx.ds_family.get(d, d)),
-               n=1, counts=False)
+               n=min((k for _, k in spread.values()), default=1), counts=False)  # one timing a run
 
 
 def latency_verdict(l0: float, sd0: float, n0: int, l1: float, sd1: float, n1: int) -> str:

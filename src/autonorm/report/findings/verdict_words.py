@@ -66,7 +66,13 @@ def decided_from_seeds(verdict: str, n: int, planned: int = 0) -> str:
     if 0 < n < stats.MIN_N_POWER and RUNS_SAY in verdict:
         # an undecided row (out of the regime, say) still reports what its runs say: from too few seeds, it says so
         verdict = verdict.replace(RUNS_SAY, f"the runs say (n={n}, too few seeds to decide anything): ")
-    if category(verdict) not in ("reproduced", "contradicted", "depends on our choice") or n <= 0:
+    if n <= 0:
+        return verdict
+    if category(verdict) not in ("reproduced", "contradicted", "depends on our choice"):
+        if n < planned and category(verdict) == "inconclusive" and INTERIM not in verdict \
+                and "out of the paper's regime" not in verdict:
+            # undecided, and with seeds still to come: said, lest it read as the study's last word
+            return f"{INTERIM}, n={n} of the {planned} seeds the study planned; " + verdict.split(": ", 1)[-1]
         return verdict
     if n < stats.MIN_N_POWER:
         return (f"inconclusive: n={n}; a verdict is decided from at least {stats.MIN_N_POWER} seeds of each "
