@@ -716,7 +716,12 @@ def test_the_curve_mean_resolves_what_whole_epochs_tie():
     assert stats.epochs_to_fraction(slow, True) == stats.epochs_to_fraction(fast, True) == 3.0
     assert stats.curve_mean(slow, True) == pytest.approx(95.125)
     assert stats.curve_mean(fast, True) == pytest.approx(96.25)
-    assert math.isnan(stats.curve_mean(slow, False)) and math.isnan(stats.curve_mean([], True))
+    # an RMSE curve is negated, so that the sooner run has the larger value on every metric: 0.60, 0.50,
+    # 0.48 -> -0.5267 against 0.70, 0.55, 0.48 -> -0.5767 (the slow one lower, as on accuracy)
+    rmse_fast, rmse_slow = [(1, 0.60), (2, 0.50), (3, 0.48)], [(1, 0.70), (2, 0.55), (3, 0.48)]
+    assert stats.curve_mean(rmse_fast, False) == pytest.approx(-0.52666667)
+    assert stats.curve_mean(rmse_slow, False) == pytest.approx(-0.57666667)
+    assert math.isnan(stats.curve_mean([], True)) and math.isnan(stats.curve_mean([], False))
 
 
 def test_benchmark_cost_verdicts_both_ways_by_hand():

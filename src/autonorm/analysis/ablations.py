@@ -53,8 +53,8 @@ CONVERGENCE_AXES = ("gumbel",)
 
 def convergence_values(history: pd.DataFrame, methods: Sequence[str]) -> pd.DataFrame:
     """Per run of ``methods``: epochs to reach 99% of its final validation metric (metric
-    ``epochs_to_99pct``) and the mean of its validation curve over epochs (``val_curve_mean``, where the
-    validation metric is higher-is-better), as rows of the values table."""
+    ``epochs_to_99pct``) and the mean of its validation curve over epochs (``val_curve_mean``, negated
+    where the validation metric is lower-is-better: larger is sooner), as rows of the values table."""
     cols = ["dataset", "source_dataset", "method", "seed", "metric", "value", "standin"]
     if history is None or history.empty:
         return pd.DataFrame([], columns=cols)

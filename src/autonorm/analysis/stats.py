@@ -104,10 +104,10 @@ CONVERGENCE_METRICS = ("epochs_to_99pct", "val_curve_mean")
 def curve_mean(curve: Sequence[tuple[int, float]], higher: bool) -> float:
     """The mean of a validation curve over its epochs (the area under it per epoch): a run that gets
     there sooner has the larger mean, so it resolves "converges slower" where whole epochs to a share of
-    the final value tie (docs/method.md section 7). Defined for a higher-is-better validation metric
-    (accuracy); NaN for a lower-is-better one or an empty curve."""
+    the final value tie (docs/method.md section 7). A lower-is-better curve (an RMSE) is negated first, so
+    that on every metric a larger value is the sooner run; NaN for an empty curve."""
     vals = [float(v) for _, v in sorted(curve) if v is not None and np.isfinite(float(v))]
-    return float(np.mean(vals)) if vals and higher else math.nan
+    return (1.0 if higher else -1.0) * float(np.mean(vals)) if vals else math.nan
 
 
 def epochs_to_fraction(curve: Sequence[tuple[int, float]], higher: bool,

@@ -51,7 +51,7 @@ ABLATION_TESTS = (
                  "study trains) does as well as our d/2", None, None, 0, 0.0, None,
                  ("mnist", "selector_width_5"), ours=True),
     AblationTest("gumbel", "Hard (straight-through) Gumbel converges significantly slower (the mean of the "
-                 "validation curve over epochs: lower is slower)", None, "val_curve_mean", -1, 0.0, "hard",
+                 "validation curve over epochs, negated for an RMSE: lower is slower)", None, "val_curve_mean", -1, 0.0, "hard",
                  ("ptb_pos", "gumbel_hard"), named=("cifar100", "ptb_pos")),
     AblationTest("gumbel", "Hard (straight-through) Gumbel learns worse: the soft relaxation's gradient is essential "
                  "for effective learning (the final test metric, worse by the margin)", None, None, -1, math.inf,
