@@ -308,7 +308,8 @@ def method_comparison(studies, reference, out_dir: Path, plt) -> str | None:
         ok, _ = rules.study_regime(st, reference, d)
         lo, hi = int(g["n"].min()), int(g["n"].max())
         n = f"{lo}" if lo == hi else f"{lo}-{hi}"  # seeds per method differ while a study grows
-        ax.set_title(f"{pretty(d)}, {st.name} (n={n}), {metric} {'↑' if metric == 'accuracy' else '↓'}\n"
+        # three lines: a long study name on one would run into the next panel's title
+        ax.set_title(f"{pretty(d)}, {st.name}\n(n={n}), {metric} {'↑' if metric == 'accuracy' else '↓'}\n"
                      f"{regime_words(ok)}{trivial}", fontsize=SMALL + 1)
     _legend_below(fig, axes, 0.5 / (3.9 * nrows))
     _save(fig, out_dir, "method_comparison.png")
