@@ -1141,8 +1141,8 @@ def test_a_tau_grid_tests_the_peak_only_where_it_brackets_half():
     numbers; the gaps are read from the runs alone (a record and a results folder agree)."""
     from autonorm.report.findings.ablation_rows import tau_grid_gaps
 
-    assert tau_grid_gaps({"tau_0_1", "tau_1", "tau_2"}) == []
-    assert tau_grid_gaps({"tau_0_25", "tau_1"}) == []
-    assert tau_grid_gaps({"tau_1", "tau_2"}) == ["no tau below 0.5 was run"]
-    assert tau_grid_gaps({"tau_0_1", "gumbel_hard"}) == ["no tau above 0.5 was run"]
-    assert tau_grid_gaps(set()) == ["no tau below 0.5 was run", "no tau above 0.5 was run"]
+    assert tau_grid_gaps([0.1, 1.0, 2.0]) == []
+    assert tau_grid_gaps(pd.Series(["0.25", "1.0"])) == []  # the table's cells, as read from its csv
+    assert tau_grid_gaps([1.0, 2.0]) == ["no tau below 0.5 was run"]
+    assert tau_grid_gaps([0.1]) == ["no tau above 0.5 was run"]
+    assert tau_grid_gaps([]) == ["no tau below 0.5 was run", "no tau above 0.5 was run"]

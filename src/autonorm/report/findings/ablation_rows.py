@@ -124,15 +124,12 @@ def _ablation_study_rows(st: Study, t: AblationTest, hit: pd.DataFrame, referenc
     return rows
 
 
-#: the temperature axis's grid (config.yaml ``variants``), the paper's tau 0.5 aside, by its value
-TAU_GRID = {"tau_0_1": 0.1, "tau_0_25": 0.25, "tau_1": 1.0, "tau_2": 2.0}
-
-
-def tau_grid_gaps(run: set[str]) -> list[str]:
-    """What keeps the taus a study ran on one dataset from testing "0.5 is optimal": the claim is a
-    peak, so the grid must bracket 0.5 (a tau below it and one above). Read from the runs alone, so a
-    study read from its record and from its results folder says the same."""
-    values = [TAU_GRID[v] for v in run if v in TAU_GRID]
+def tau_grid_gaps(taus) -> list[str]:
+    """What keeps the taus a study ran on one dataset (the ablation table's ``value`` of the tau axis, from
+    config.yaml ``variants``) from testing "0.5 is optimal": the claim is a peak, so the grid must bracket
+    0.5 (a tau below it and one above). Read from the runs alone, so a study read from its record and from
+    its results folder says the same."""
+    values = [fnum(x) for x in taus]
     return ([] if any(x < 0.5 for x in values) else ["no tau below 0.5 was run"]) + \
            ([] if any(x > 0.5 for x in values) else ["no tau above 0.5 was run"])
 
@@ -153,7 +150,7 @@ def tau_rows(st: Study, t: AblationTest, hit: pd.DataFrame, reference: pd.DataFr
             word, text = rules.non_superiority(p, m, str(r["variant"]), stats.higher_is_better(r["metric"]))
             parts.append(f"{r['variant']}: Δ {p.text()}; {text}")
             words.append(word)
-        gaps = tau_grid_gaps(set(metric_rows.variant))
+        gaps = tau_grid_gaps(metric_rows.value)
         if "contradicted" in words:
             verdict = "contradicted: " + "; ".join(x for x, w in zip(parts, words) if w == "contradicted")
         elif words and all(w == "holds" for w in words) and not gaps:
