@@ -10,7 +10,7 @@ import pandas as pd
 from autonorm.analysis import stats
 from autonorm.data import registry
 from autonorm.report.context import column_where
-from autonorm.report.findings.verdict_words import category
+from autonorm.report.findings.verdict_words import OUT_OF_REGIME, REGIME_UNKNOWN, RUNS_SAY, category
 from autonorm.report.fmt import fmt, fnum, pretty
 
 #: accuracy points of frozen_ln from the paper's FrozenLN within which a study is in regime
@@ -190,10 +190,10 @@ def out_of_regime(verdict: str, in_regime: bool | None, why: str) -> str:
     inconclusive row out of regime says so too (else it reads as a null result in the paper's
     regime)."""
     judged = category(verdict) in ("reproduced", "contradicted", "inconclusive", "depends on our choice")
-    if in_regime is False and judged and not verdict.startswith("inconclusive: out of the paper's regime"):
-        return f"inconclusive: out of the paper's regime ({why}); the runs say: {verdict}"
-    if in_regime is None and judged and not verdict.startswith("inconclusive: the regime cannot be judged"):
-        return f"inconclusive: the regime cannot be judged ({why}); the runs say: {verdict}"
+    if in_regime is False and judged and not verdict.startswith(OUT_OF_REGIME):
+        return f"{OUT_OF_REGIME} ({why}); {RUNS_SAY}{verdict}"
+    if in_regime is None and judged and not verdict.startswith(REGIME_UNKNOWN):
+        return f"{REGIME_UNKNOWN} ({why}); {RUNS_SAY}{verdict}"
     return verdict
 
 

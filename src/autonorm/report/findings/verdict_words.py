@@ -51,6 +51,10 @@ def category(verdict: str) -> str:
 RUNS_SAY = "the runs say: "
 #: how a row of a study short of the seeds it planned begins (:func:`decided_from_seeds`)
 INTERIM = "inconclusive: interim"
+#: an undecided row's words where its study misses the paper's regime (regime.out_of_regime writes them)
+OUT_OF_REGIME = "inconclusive: out of the paper's regime"
+#: ... and where no paper number lets the regime be judged
+REGIME_UNKNOWN = "inconclusive: the regime cannot be judged"
 
 
 def decided_from_seeds(verdict: str, n: int, planned: int = 0) -> str:
@@ -70,7 +74,7 @@ def decided_from_seeds(verdict: str, n: int, planned: int = 0) -> str:
         return verdict
     if category(verdict) not in ("reproduced", "contradicted", "depends on our choice"):
         if n < planned and category(verdict) == "inconclusive" and INTERIM not in verdict \
-                and "out of the paper's regime" not in verdict:
+                and OUT_OF_REGIME not in verdict:
             # undecided, and with seeds still to come: said, lest it read as the study's last word
             return f"{INTERIM}, n={n} of the {planned} seeds the study planned; " + verdict.split(": ", 1)[-1]
         return verdict
