@@ -1,9 +1,9 @@
-"""The study workers (studies/mnist_patch4/, california_depth/ and fmnist_patch4/queue.sh, their shared part
-studies/queue_lib.sh), run against a stub `snakemake` that writes each target it is asked for: the pilot's
-rule, the list's order, a run another worker holds, two workers at once, unfrozen AutoNorm trained only
-for the seeds whose AutoNorm-S froze, and a new machine: the runs the study's committed record holds are
-not trained again, and a damaged record stops the worker. Each worker runs from a copy of its study folder
-holding the parts a test gives it (none, or some of the committed ones)."""
+"""The study workers (studies/*/queue.sh: mnist_patch4, california_depth, fmnist_patch4 and the two ablation
+studies; their shared part studies/queue_lib.sh), run against a stub `snakemake` that writes each target it is
+asked for: the pilot's rule, the list's order, a run another worker holds, two workers at once, unfrozen
+AutoNorm trained only for the seeds whose AutoNorm-S froze, and a new machine: the runs the study's committed
+record holds are not trained again, and a damaged record stops the worker. Each worker runs from a copy of its
+study folder holding the parts a test gives it (none, or some of the committed ones)."""
 from __future__ import annotations
 
 import fcntl
@@ -20,7 +20,11 @@ STUDIES = Path(__file__).resolve().parents[1] / "studies"
 #: accuracy >= 91.12)
 QUEUES = {"mnist_patch4": ("results/mnist_patch4/eval/mnist", "MNIST_RAW", 98.37, 96.5),
           "california_depth": ("results/california_depth/eval/california_housing", "CAL_RAW", 0.4633, 0.5412),
-          "fmnist_patch4": ("results/fmnist_patch4/eval/fashion_mnist", "FMNIST_RAW", 91.2, 91.0)}
+          "fmnist_patch4": ("results/fmnist_patch4/eval/fashion_mnist", "FMNIST_RAW", 91.2, 91.0),
+          "california_ablations": ("results/california_ablations/eval/california_housing", "CAL_RAW", 0.4608, 0.5412),
+          "mnist_patch4_ablations": ("results/mnist_patch4_ablations/eval/mnist", "MNIST_RAW", 98.37, 96.5)}
+#: the ablation studies read no unfrozen AutoNorm (their README's rule 2): their workers train none
+NO_UNFROZEN = {"california_ablations", "mnist_patch4_ablations"}
 
 # the stub: appends its target to trained.log and writes it; an AutoNorm-S run writes its freeze record,
 # froze when its seed is listed in $FREEZES
@@ -79,8 +83,9 @@ def test_the_queue_trains_the_list_in_order_and_unfrozen_autonorm_only_where_the
     todo = ["autonorm_s/seed0", "frozen_ln/seed1", "autonorm_s/seed1", "random/seed0"]
     ((rc, out, err),), trained = _queue(tmp_path, todo, freezes="seed1", study=study)
     assert rc == 0, err
+    unfrozen = [] if study in NO_UNFROZEN else ["autonorm/seed1.json"]
     assert trained == ["frozen_ln/seed0.json", "autonorm_s/seed0.json", "frozen_ln/seed1.json",
-                       "autonorm_s/seed1.json", "autonorm/seed1.json", "random/seed0.json"]
+                       "autonorm_s/seed1.json", *unfrozen, "random/seed0.json"]
     # a second worker started later finds nothing left: no run twice
     (tmp_path / "trained.log").unlink()
     ((rc, out, err),), trained = _queue(tmp_path, todo, freezes="seed1", study=study)
@@ -93,7 +98,8 @@ def test_two_workers_at_once_train_each_run_once(tmp_path, study):
     todo = [f"{m}/seed{s}" for s in range(3) for m in ("frozen_ln", "autonorm_s", "random")]
     results, trained = _queue(tmp_path, todo, freezes="seed2", study=study, workers=2, stub_seconds=0.3)
     assert [rc for rc, _, _ in results] == [0, 0], [e for _, _, e in results]
-    want = {f"{t}.json" for t in todo} | {"autonorm/seed2.json"}   # the pilot is frozen_ln/seed0
+    unfrozen = set() if study in NO_UNFROZEN else {"autonorm/seed2.json"}
+    want = {f"{t}.json" for t in todo} | unfrozen   # the pilot is frozen_ln/seed0
     assert sorted(trained) == sorted(want) and len(trained) == len(want)
 
 
@@ -174,3 +180,13 @@ def test_a_worker_whose_python_cannot_answer_stops_instead_of_training_recorded_
     ((rc, out, err),), trained = _queue(tmp_path, ["frozen_ln/seed1"], parts=("2026-12-05-pilot",))
     assert rc == 1 and "No module named autonorm" in err
     assert trained == []
+
+
+def test_the_mnist_ablations_list_trains_every_teacher_before_any_distillation():
+    """A distill run trains its seed's Teacher MLP if it is missing: were a worker to reach a distill run while
+    the other still trains that Teacher, two writers would meet in one run folder. So the five Teachers
+    (minutes each) come first, then AutoNorm-S and distill seed by seed (each pair together), then the taus."""
+    todo = (STUDIES / "mnist_patch4_ablations" / "todo.txt").read_text().split()
+    assert todo[:5] == [f"teacher_mlp/seed{s}" for s in range(5)]
+    assert todo[5:15] == [f"{m}/seed{s}" for s in range(5) for m in ("autonorm_s", "distill")]
+    assert todo[15:] == [f"{m}/seed{s}" for s in range(5) for m in ("tau_0_1", "tau_2")]
