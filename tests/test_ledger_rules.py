@@ -423,7 +423,8 @@ def test_non_superiority_by_hand():
     90% CI 0 +- 2.920 x 0.0577 = [-0.169, +0.169]: its better end below 0.395 holds; +1.0 / +1.1 / +0.9
     ([+0.831, +1.169]): better by more than the margin, contradicted; on an RMSE lower is better."""
     word, text = rules.non_superiority(_paired([0.1, -0.1, 0.0]), MNIST_MARGIN, "tau_2", True)
-    assert word == "holds" and text == "tau_2 better by ±0.395 or more is excluded (one-sided 95% bound +0.169)"
+    assert word == "holds" and text == ("tau_2 better by the margin 0.395 or more is excluded (at most +0.169 "
+                                        "better, one-sided 95%)")
     assert rules.non_superiority(_paired([1.0, 1.1, 0.9]), MNIST_MARGIN, "tau_2", True)[0] == "contradicted"
     assert rules.non_superiority(_paired([0.3, 0.5, 0.4]), MNIST_MARGIN, "tau_2", True)[0] == "not shown"
     # RMSE: a variant 0.01 lower (better) by more than the margin 0.00196

@@ -331,10 +331,12 @@ def non_superiority(p: Paired, m: float, name: str, higher_is_better: bool) -> t
     lo, hi = p.bounds()
     best, least = (hi, lo) if higher_is_better else (-lo, -hi)  # how much better it may be / at least is
     if best < m:
-        return "holds", f"{name} better by ±{m:.3g} or more is excluded ({p.bound_text()} bound {best:+.3g})"
+        return "holds", (f"{name} better by the margin {m:.3g} or more is excluded (at most {best:+.3g} better, "
+                         f"{p.bound_text()})")
     if least > m:
-        return "contradicted", f"{name} better by more than ±{m:.3g} ({p.bound_text()}: at least {least:+.3g})"
-    return "not shown", f"{name} better by ±{m:.3g} is not excluded ({p.bound_text()} bound {best:+.3g})"
+        return "contradicted", f"{name} better by more than the margin {m:.3g} (at least {least:+.3g}, {p.bound_text()})"
+    return "not shown", (f"{name} better by the margin {m:.3g} or more is not excluded (up to {best:+.3g} better, "
+                         f"{p.bound_text()})")
 
 
 def difference_text(p: Paired) -> str:
