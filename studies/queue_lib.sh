@@ -1,7 +1,8 @@
 # The study workers' shared part (sourced by studies/*/queue.sh; one worker a core, start as many as
-# there are cores). The caller sets E (the study's eval folder of the dataset), R (its runs folder),
-# CLAIMS (a folder for the lock files), HERE (the study folder, whose committed record is asked) and the
-# function Q (snakemake with the study's preset).
+# there are cores). A study's queue.sh sources it and calls study_worker (at the end) with its study's name,
+# dataset, raw-files variable, pilot metric and rule 1; study_worker sets what the functions below read:
+# E (the study's eval folder of the dataset), R (its runs folder), CLAIMS (a folder for the lock files),
+# HERE (the study folder, whose committed record is asked), and Q runs snakemake with the study's preset.
 # A run is claimed by an flock on its own lock file, held while it trains: a worker that dies (a machine
 # that stops with the session) lets go of its claim, and the next worker started resumes that run from
 # its last checkpoint, before any later run of the list. The list itself is never edited.
@@ -69,4 +70,34 @@ run_study() {  # the pilot (one worker trains it, the others wait), rule 1 on it
   echo "$(date -u +%FT%TZ) pilot test $1 $r"
   python -c "import sys; r=float('$r'); sys.exit(0 if ($2) else 3)" || { echo "out of regime: rule 2 by hand"; exit 3; }
   run_list "$3" || exit 1
+}
+
+Q() {  # snakemake, one core, the study's preset and raw files, in the worktree (study_worker sets the three)
+  PYTHONPATH=$PWD/src snakemake "$@" --cores 1 --nolock --rerun-incomplete --configfile "$PRESET" \
+    --config "raw_from={\"$DATASET\": \"$RAW\"}"
+}
+
+study_worker() {  # the worker of the study whose queue.sh runs (its folder: HERE): $1 the study, $2 its
+  # dataset, $3 the variable naming the folder of its raw files, $4 the pilot's test metric, $5 rule 1 (a Python
+  # condition on r, that metric), $6 where its preset is read: "main" (this checkout's, a study written after
+  # the training code's commit) or "worktree" (the worktree's own, a study that commit already holds).
+  # Trains in $WORKTREE (a git worktree at the training code's commit) the list $TODO (default: todo.txt).
+  # UNFROZEN_AUTONORM=0 (set by a study whose rows read no unfrozen AutoNorm): no autonorm run (run_list).
+  local study=$1 metric=$4 rule1=$5 from=$6
+  DATASET=$2
+  HERE=$(cd "$(dirname "$0")" && pwd)
+  TODO=$(realpath -- "${TODO:-$HERE/todo.txt}")   # before the cd below: a list named relative to here
+  [ -n "${!3:-}" ] || { echo "set $3 to the folder that holds the raw files of $DATASET" >&2; exit 2; }
+  RAW=${!3}
+  case $from in
+    main) PRESET=$(cd "$HERE/../.." && pwd)/workflow/presets/$study.yaml;;
+    worktree) PRESET=workflow/presets/$study.yaml;;
+    *) echo "study_worker: the preset is read from main or worktree, not '$from'" >&2; exit 2;;
+  esac
+  cd "${WORKTREE:?set WORKTREE to a git worktree at commit 6ac1786}" || exit 1
+  [ -f "$PRESET" ] || { echo "no preset $PRESET (from $PWD): is WORKTREE a worktree at 6ac1786?" >&2; exit 2; }
+  E=results/$study/eval/$DATASET
+  R=results/$study/runs/$DATASET
+  CLAIMS=results/$study/.claims
+  run_study "$metric" "$rule1" "$TODO"
 }

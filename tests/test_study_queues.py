@@ -23,6 +23,9 @@ QUEUES = {"mnist_patch4": ("results/mnist_patch4/eval/mnist", "MNIST_RAW", 98.37
           "fmnist_patch4": ("results/fmnist_patch4/eval/fashion_mnist", "FMNIST_RAW", 91.2, 91.0),
           "california_ablations": ("results/california_ablations/eval/california_housing", "CAL_RAW", 0.4608, 0.5412),
           "mnist_patch4_ablations": ("results/mnist_patch4_ablations/eval/mnist", "MNIST_RAW", 98.37, 96.5)}
+#: the studies whose preset the training code's commit (6ac1786) already holds: their workers read it from
+#: the worktree; the others' presets were written later and are read from the main checkout
+PRESET_IN_WORKTREE = {"mnist_patch4", "california_depth"}
 #: the ablation studies read no unfrozen AutoNorm (their README's rule 2): their workers train none
 NO_UNFROZEN = {"california_ablations", "mnist_patch4_ablations"}
 
@@ -31,6 +34,7 @@ NO_UNFROZEN = {"california_ablations", "mnist_patch4_ablations"}
 STUB = r"""#!/usr/bin/env bash
 target=$1
 echo "${target#$EVAL/}" >> "$STUB_LOG"
+printf '%s\n' "$PWD" "$@" "--" >> "$STUB_LOG.args"
 sleep "${STUB_SECONDS:-0}"
 mkdir -p "$(dirname "$target")"
 echo "{\"test\": {\"accuracy\": $PILOT, \"rmse\": $PILOT}}" > "$target"
@@ -47,6 +51,9 @@ def _study_copy(tmp_path: Path, study: str, parts: tuple[str, ...] = ()) -> Path
     here = tmp_path / "studies" / study
     if not here.exists():
         here.mkdir(parents=True)
+        presets = tmp_path / ("worktree" if study in PRESET_IN_WORKTREE else ".") / "workflow" / "presets"
+        presets.mkdir(parents=True, exist_ok=True)
+        (presets / f"{study}.yaml").write_text(f"preset: {study}\n")
         shutil.copy(STUDIES / "queue_lib.sh", here.parent)
         shutil.copy(STUDIES / study / "queue.sh", here)
         for part in parts:
@@ -101,6 +108,41 @@ def test_two_workers_at_once_train_each_run_once(tmp_path, study):
     unfrozen = set() if study in NO_UNFROZEN else {"autonorm/seed2.json"}
     want = {f"{t}.json" for t in todo} | unfrozen   # the pilot is frozen_ln/seed0
     assert sorted(trained) == sorted(want) and len(trained) == len(want)
+
+
+@pytest.mark.parametrize("study", list(QUEUES))
+def test_each_run_is_asked_of_snakemake_in_the_worktree_with_the_study_preset_and_raw_folder(tmp_path, study):
+    """Snakemake runs in the worktree, on one core, with the study's preset (from the main checkout, or from
+    the worktree where the training code's commit holds it) and the raw folder of the study's dataset, whose
+    path has a space in it."""
+    ((rc, out, err),), trained = _queue(tmp_path, ["autonorm_s/seed0"], study=study)
+    assert rc == 0, err
+    calls = [c.strip("\n").split("\n") for c in (tmp_path / "trained.log.args").read_text().split("--\n") if c]
+    assert len(calls) == 2                                             # the pilot and the list's one run
+    dataset = QUEUES[study][0].rsplit("/", 1)[1]
+    preset = (f"workflow/presets/{study}.yaml" if study in PRESET_IN_WORKTREE
+              else str(tmp_path / "workflow" / "presets" / f"{study}.yaml"))
+    for cwd, target, *args in calls:
+        assert cwd == str(tmp_path / "worktree") and target.startswith(QUEUES[study][0] + "/")
+        assert args[args.index("--configfile") + 1] == preset and args[args.index("--cores") + 1] == "1"
+        assert args[args.index("--config") + 1] == f'raw_from={{"{dataset}": "{tmp_path / "raw with space"}"}}'
+
+
+@pytest.mark.parametrize("missing", ["raw folder", "preset"])
+def test_a_worker_without_its_raw_folder_or_preset_stops_before_it_trains(tmp_path, missing):
+    queue = _study_copy(tmp_path, "california_ablations")
+    if missing == "preset":
+        (tmp_path / "workflow" / "presets" / "california_ablations.yaml").unlink()
+    (tmp_path / "worktree").mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "CAL_RAW"}
+    env["WORKTREE"] = str(tmp_path / "worktree")
+    if missing == "preset":
+        env["CAL_RAW"] = str(tmp_path)
+    p = subprocess.run(["bash", str(queue)], env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2
+    assert ("set CAL_RAW to the folder" in p.stderr) if missing == "raw folder" else \
+        ("no preset" in p.stderr and "california_ablations.yaml" in p.stderr)
+    assert not (tmp_path / "worktree" / "results").exists()   # nothing started
 
 
 def test_a_run_another_worker_holds_is_left_to_it(tmp_path):
