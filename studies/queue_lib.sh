@@ -53,7 +53,7 @@ run_list() {  # the runs of list $1 (method/seedN a line) in order; unfrozen Aut
 }
 
 run_study() {  # the pilot (one worker trains it, the others wait), rule 1 on its test metric $1 (a Python
-  # condition $2 on r, its value), then the list $3; exit 3 when the pilot is out of the regime
+  # condition $2 on r, its value), then the lists $3.. one after another; exit 3 when the pilot is out of the regime
   mkdir -p "$CLAIMS"
   local r pilot=$E/frozen_ln/seed0.json
   exec 9>"$CLAIMS/pilot.lock"; flock 9
@@ -69,7 +69,8 @@ run_study() {  # the pilot (one worker trains it, the others wait), rule 1 on it
   flock -u 9
   echo "$(date -u +%FT%TZ) pilot test $1 $r"
   python -c "import sys; r=float('$r'); sys.exit(0 if ($2) else 3)" || { echo "out of regime: rule 2 by hand"; exit 3; }
-  run_list "$3" || exit 1
+  local list
+  for list in "${@:3}"; do run_list "$list" || exit 1; done
 }
 
 Q() {  # snakemake, one core, the study's preset and raw files, in the worktree (study_worker sets the three)
@@ -81,12 +82,18 @@ study_worker() {  # the worker of the study whose queue.sh runs (its folder: HER
   # dataset, $3 the variable naming the folder of its raw files, $4 the pilot's test metric, $5 rule 1 (a Python
   # condition on r, that metric), $6 where its preset is read: "main" (this checkout's, a study written after
   # the training code's commit) or "worktree" (the worktree's own, a study that commit already holds).
-  # Trains in $WORKTREE (a git worktree at the training code's commit) the list $TODO (default: todo.txt).
+  # $7.. the study's lists, trained one after another (default: todo.txt), or the one list $TODO names.
+  # Trains in $WORKTREE, a git worktree at the training code's commit.
   # UNFROZEN_AUTONORM=0 (set by a study whose rows read no unfrozen AutoNorm): no autonorm run (run_list).
   local study=$1 metric=$4 rule1=$5 from=$6
   DATASET=$2
   HERE=$(cd "$(dirname "$0")" && pwd)
-  TODO=$(realpath -- "${TODO:-$HERE/todo.txt}")   # before the cd below: a list named relative to here
+  local lists=() list
+  if [ -n "${TODO:-}" ]; then lists=("$TODO"); else for list in "${@:7}"; do lists+=("$HERE/$list"); done; fi
+  [ ${#lists[@]} -gt 0 ] || lists=("$HERE/todo.txt")
+  for list in "${!lists[@]}"; do   # before the cd below: a list named relative to here
+    lists[list]=$(realpath -e -- "${lists[list]}") || { echo "no list ${lists[list]}" >&2; exit 2; }
+  done
   [ -n "${!3:-}" ] || { echo "set $3 to the folder that holds the raw files of $DATASET" >&2; exit 2; }
   RAW=${!3}
   case $from in
@@ -99,5 +106,5 @@ study_worker() {  # the worker of the study whose queue.sh runs (its folder: HER
   E=results/$study/eval/$DATASET
   R=results/$study/runs/$DATASET
   CLAIMS=results/$study/.claims
-  run_study "$metric" "$rule1" "$TODO"
+  run_study "$metric" "$rule1" "${lists[@]}"
 }

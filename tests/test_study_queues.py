@@ -56,13 +56,18 @@ def _study_copy(tmp_path: Path, study: str, parts: tuple[str, ...] = ()) -> Path
         (presets / f"{study}.yaml").write_text(f"preset: {study}\n")
         shutil.copy(STUDIES / "queue_lib.sh", here.parent)
         shutil.copy(STUDIES / study / "queue.sh", here)
+        for todo in (STUDIES / study).glob("todo*.txt"):   # the lists queue.sh names
+            shutil.copy(todo, here)
         for part in parts:
             shutil.copytree(STUDIES / study / part, here / part)
     return here / "queue.sh"
 
 
 def _queue(tmp_path: Path, todo: list[str], freezes: str = "", study: str = "mnist_patch4", in_regime: bool = True,
-           workers: int = 1, stub_seconds: float = 0, parts: tuple[str, ...] = ()):
+           workers: int = 1, stub_seconds: float = 0, parts: tuple[str, ...] = (),
+           lists: dict[str, list[str]] | None = None):
+    """Run the study's worker(s) on the list ``todo`` (as $TODO), or, given ``lists``, on the lists its
+    queue.sh names, written under those names into the study's folder (no $TODO)."""
     if shutil.which("flock") is None:
         pytest.skip("flock (util-linux) is not installed")
     eval_dir, raw_var, good, bad = QUEUES[study]
@@ -73,11 +78,15 @@ def _queue(tmp_path: Path, todo: list[str], freezes: str = "", study: str = "mni
     (bin_ / "snakemake").write_text(STUB)
     (bin_ / "snakemake").chmod(0o755)
     (tmp_path / "todo.txt").write_text("\n".join(todo) + "\n")
+    for name, runs in (lists or {}).items():
+        (queue.parent / name).write_text("\n".join(runs) + "\n")
     log = tmp_path / "trained.log"
     env = {**os.environ, "PATH": f"{bin_}{os.pathsep}{os.environ['PATH']}", "WORKTREE": str(work),
            raw_var: str(tmp_path / "raw with space"), "TODO": str(tmp_path / "todo.txt"), "EVAL": eval_dir,
            "STUB_LOG": str(log), "FREEZES": freezes, "PILOT": str(good if in_regime else bad),
            "STUB_SECONDS": str(stub_seconds)}
+    if lists is not None:
+        del env["TODO"]
     procs = [subprocess.Popen(["bash", str(queue)], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(workers)]
     outs = [p.communicate(timeout=120) for p in procs]
@@ -169,6 +178,36 @@ def test_the_california_list_is_rule_3_seed_by_seed_then_the_other_baselines():
     rule3 = [f"{m}/seed{s}" for s in range(5) for m in ("frozen_ln", "autonorm_s", "random", "teacher_mlp")]
     assert todo[:20] == rule3 and len(todo) == len(set(todo)) == 35
     assert {t.split("/")[0] for t in todo[20:]} == {"adanorm", "film", "dyt"}
+
+
+def test_the_california_ablations_tables_list_is_section_1_seed_by_seed():
+    """README rule 5: frozen_ln beyond the pilot, then adanorm, film, dyt, seed by seed; no run of the
+    ablations' list again, and the preset trains every method the list names."""
+    tables = (STUDIES / "california_ablations" / "todo_tables.txt").read_text().split()
+    want = [f"{m}/seed{s}" for s in range(5) for m in ("frozen_ln", "adanorm", "film", "dyt") if (m, s) != ("frozen_ln", 0)]
+    assert tables == want
+    ablations = (STUDIES / "california_ablations" / "todo.txt").read_text().split()
+    assert not set(tables) & set(ablations)
+    import yaml
+    preset = yaml.safe_load((STUDIES.parent / "workflow" / "presets" / "california_ablations.yaml").read_text())
+    assert {t.split("/")[0] for t in tables + ablations} - set(preset["ablations"]["variants"]) <= set(preset["methods"])
+
+
+def test_a_worker_trains_its_study_lists_one_after_another(tmp_path):
+    """california_ablations' queue.sh names two lists: the ablations', then the tables' (README rule 5)."""
+    lists = {"todo.txt": ["autonorm_s/seed0", "tau_1/seed0"], "todo_tables.txt": ["adanorm/seed0", "frozen_ln/seed1"]}
+    ((rc, out, err),), trained = _queue(tmp_path, [], study="california_ablations", lists=lists)
+    assert rc == 0, err
+    assert trained == ["frozen_ln/seed0.json", "autonorm_s/seed0.json", "tau_1/seed0.json",
+                       "adanorm/seed0.json", "frozen_ln/seed1.json"]
+    assert out.count("nothing left in") == 2
+
+
+def test_a_worker_whose_list_is_missing_stops_before_it_trains(tmp_path):
+    (_study_copy(tmp_path, "california_ablations").parent / "todo_tables.txt").unlink()   # queue.sh names it
+    ((rc, out, err),), trained = _queue(tmp_path, [], study="california_ablations", lists={})
+    assert rc == 2 and "no list" in err and "todo_tables.txt" in err
+    assert trained == []
 
 
 def test_a_new_machine_skips_the_runs_the_record_holds_and_reads_the_pilot_from_it(tmp_path):
