@@ -63,9 +63,14 @@ def _study_copy(tmp_path: Path, study: str, parts: tuple[str, ...] = ()) -> Path
     return here / "queue.sh"
 
 
+def _recorded_cpu(study: Path) -> str:
+    from autonorm.analysis.recorded_run import recorded_study
+    return str(recorded_study(study)["provenance"]["cpu"].dropna().iloc[0])
+
+
 def _queue(tmp_path: Path, todo: list[str], freezes: str = "", study: str = "mnist_patch4", in_regime: bool = True,
            workers: int = 1, stub_seconds: float = 0, parts: tuple[str, ...] = (),
-           lists: dict[str, list[str]] | None = None):
+           lists: dict[str, list[str]] | None = None, cpu: str | None = None):
     """Run the study's worker(s) on the list ``todo`` (as $TODO), or, given ``lists``, on the lists its
     queue.sh names, written under those names into the study's folder (no $TODO)."""
     if shutil.which("flock") is None:
@@ -85,6 +90,8 @@ def _queue(tmp_path: Path, todo: list[str], freezes: str = "", study: str = "mni
            raw_var: str(tmp_path / "raw with space"), "TODO": str(tmp_path / "todo.txt"), "EVAL": eval_dir,
            "STUB_LOG": str(log), "FREEZES": freezes, "PILOT": str(good if in_regime else bad),
            "STUB_SECONDS": str(stub_seconds)}
+    if cpu or parts:   # the machine of the recorded runs, unless named (no other CPU type trains them)
+        env["AUTONORM_CPU"] = cpu or _recorded_cpu(queue.parent)
     if lists is not None:
         del env["TODO"]
     procs = [subprocess.Popen(["bash", str(queue)], env=env, stdout=subprocess.PIPE,
@@ -250,6 +257,31 @@ def test_recorded_run_answers_from_the_parts_it_finds(tmp_path, capsys):
     assert main([str(here), "california_housing/frozen_ln/seed0", "--metric", "accuracy"]) == 2
     assert "has no test 'accuracy'" in capsys.readouterr().err
     assert main([str(here), "frozen_ln/seed0"]) == 2 and "dataset/method/seedK" in capsys.readouterr().err
+
+
+def test_a_worker_on_another_cpu_type_than_the_study_trains_nothing(tmp_path):
+    """california_depth's runs trained on two Intel CPU types that its same-floats check joins (study.json); a
+    machine of a third type would train runs the page pairs with none of them: the worker stops (exit 4)."""
+    ((rc, out, err),), trained = _queue(tmp_path, ["autonorm_s/seed0"], study="california_depth",
+                                        parts=("2026-12-05-pilot",), cpu="AMD EPYC, torch AVX512")
+    assert rc == 4 and trained == []
+    assert "'AMD EPYC, torch AVX512' is not the study's" in err and "Intel(R) Xeon(R) Processor, torch AVX512" in err
+    assert not (tmp_path / "worktree" / "results").exists()
+
+
+def test_this_cpu_may_train_a_study_of_its_type_one_its_check_joins_or_one_with_no_run_yet(tmp_path):
+    from autonorm.analysis.recorded_run import cpu_check
+    here = _study_copy(tmp_path, "california_depth", ("2026-12-05-pilot",)).parent
+    intel, other_intel = "Intel(R) Xeon(R) Processor, torch AVX512", "Intel(R) Xeon(R) Processor @ 2.80GHz, torch AVX512"
+    assert cpu_check(here, intel) == (0, "")
+    status, why = cpu_check(here, other_intel)
+    assert status == 3 and repr(other_intel) in why            # not joined: this copy has no study.json
+    shutil.copy(STUDIES / "california_depth" / "study.json", here)   # its same-floats check joins the second type
+    assert cpu_check(here, other_intel) == (0, "")
+    assert cpu_check(here, "AMD EPYC, torch AVX2")[0] == 3
+    empty = tmp_path / "studies" / "new_study"
+    empty.mkdir()
+    assert cpu_check(empty, "AMD EPYC, torch AVX2") == (0, "")   # no run yet: this CPU becomes the study's
 
 
 def test_a_worker_whose_python_cannot_answer_stops_instead_of_training_recorded_runs(tmp_path):

@@ -5,6 +5,11 @@ recorded and reads its pilot's rule from the recorded pilot instead of training 
     python -m autonorm.analysis.recorded_run STUDY_DIR mnist/frozen_ln/seed0              # exit 0: recorded, 3: not
     python -m autonorm.analysis.recorded_run STUDY_DIR mnist/frozen_ln/seed0 --metric accuracy   # prints it
     python -m autonorm.analysis.recorded_run STUDY_DIR mnist/autonorm_s/seed1 --froze     # exit 0: it froze, 3: not
+    python -m autonorm.analysis.recorded_run STUDY_DIR --this-cpu   # exit 0: this CPU type may train here, 3: not
+
+A worker asks the last before it trains anything: a study pairs runs of one CPU type, or of types a
+same-floats check joins (study.json), so a machine of another type would train runs the page refuses to
+pair (``AUTONORM_CPU`` names the CPU instead of this machine's, for tests).
 
 "Not" is exit 3, never 1 or 2: a Python without this package, or any uncaught error, exits 1, and a bad
 argument 2, and a worker must read neither as "not recorded" (it would train a recorded run again). Exit 2
@@ -20,7 +25,8 @@ from pathlib import Path
 
 from autonorm.analysis.records import RecordError, merge
 from autonorm.analysis.record_runs import finished_runs, parse_run, run_numbers
-from autonorm.analysis.study_folders import read_parts
+from autonorm.analysis.study_folders import DECLARATION, read_parts
+from autonorm.io_utils import read_json
 
 NOT_RECORDED, ERROR = 3, 2
 
@@ -55,15 +61,57 @@ def answer(study_dir: str | Path, run: str, metric: str | None = None, froze: bo
     return 0, ""
 
 
+def this_cpu() -> str:
+    """This machine's CPU type as every run's env.json names it (provenance.cpu_description), or $AUTONORM_CPU."""
+    import os
+
+    from autonorm.provenance import cpu_description
+    return os.environ.get("AUTONORM_CPU") or cpu_description() or ""
+
+
+def cpu_check(study_dir: str | Path, cpu: str | None = None) -> tuple[int, str]:
+    """(0, "") where CPU type ``cpu`` (default: this machine's) may train the study's runs: the study has no run
+    naming a CPU yet, or ``cpu`` is one its runs name or one its same-floats checks join (study.json); else
+    (3, why)."""
+    study = recorded_study(study_dir)
+    prov = study["provenance"] if study is not None else None
+    if prov is None or prov.empty or "cpu" not in prov:
+        return 0, ""
+    types = sorted({str(c).strip() for c in prov["cpu"].dropna() if str(c).strip()})
+    if not types:
+        return 0, ""
+    declared = Path(study_dir) / DECLARATION
+    checks = read_json(declared).get("same_floats", []) if declared.is_file() else []
+    joined = set(types) | {c.get("cpu") for c in checks if isinstance(c, dict)}
+    cpu = this_cpu() if cpu is None else cpu   # torch is imported only where a run names its CPU
+    if cpu in joined:
+        return 0, ""
+    return NOT_RECORDED, (f"{Path(study_dir).name}: this machine's CPU type {cpu or '(unknown)'!r} is not the study's "
+                          f"({', '.join(map(repr, sorted(joined)))}): its runs would pair with none of the study's "
+                          "(floats round differently). Train one recorded run again here for two epochs and check "
+                          "it (python -m autonorm.analysis.same_floats STUDY RUN RUN_FOLDER; declare the check in "
+                          f"{DECLARATION}), or train another study here")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m autonorm.analysis.recorded_run", description=__doc__.split("\n\n")[0])
     p.add_argument("study_dir", help="the study folder (studies/NAME)")
-    p.add_argument("run", help="dataset/method/seedK")
+    p.add_argument("run", nargs="?", help="dataset/method/seedK")
     what = p.add_mutually_exclusive_group()
+    what.add_argument("--this-cpu", action="store_true",
+                      help="exit 0 only if this machine's CPU type may train the study's runs (no run yet, the "
+                           "study's type, or one a same-floats check joins)")
     what.add_argument("--metric", help="print the recorded run's test value of this metric")
     what.add_argument("--froze", action="store_true", help="exit 0 only if the recorded run's freeze fired")
     args = p.parse_args(argv)
+    if (args.run is None) != args.this_cpu:
+        p.error("name a run, or ask --this-cpu (without a run)")
     try:
+        if args.this_cpu:
+            status, why = cpu_check(args.study_dir)
+            if why:
+                print(why, file=sys.stderr)
+            return status
         status, text = answer(args.study_dir, args.run, args.metric, args.froze)
     except (RecordError, OSError, ValueError) as e:
         print(f"recorded_run: {e}", file=sys.stderr)
