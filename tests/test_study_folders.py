@@ -456,3 +456,19 @@ def test_one_config_trained_on_two_cpu_types_is_two_trainings():
     assert not sf._two_trainings([intel, holder("AMD EPYC, torch AVX2", 0.4655)])          # the same numbers: one run
     assert not sf._two_trainings([intel, holder("Intel(R) Xeon(R) Processor, torch AVX512", 0.4608)])  # one CPU
     assert not sf._two_trainings([intel, holder("", 0.4608)])                                 # a CPU not named
+
+
+def test_runs_at_two_thread_counts_are_refused_like_two_cpu_types(tmp_path):
+    """One CPU rounds floats differently at one and two threads: mnist_patch4's pilot (1 thread) and AutoNorm-S
+    seed 0 marked as trained at 2 are refused, naming the counts; no same-floats check (of CPU types) joins them."""
+    study = _patch4(tmp_path, _pilot_check())
+
+    def on_two_threads(raw: bytes) -> bytes:
+        prov = pd.read_csv(__import__("io").BytesIO(raw))
+        assert set(prov.torch_threads) == {1}
+        return prov.assign(torch_threads=2, cpu=CPU_A).to_csv(index=False).encode()
+    _edit(study / "2026-12-05-autonorm_s-s0", "provenance.csv.gz", on_two_threads)
+    (study / "study.json").write_text(json.dumps({"planned_seeds": 5}))
+    with pytest.raises(records.RecordError) as e:
+        sf.load_studies([("mnist_patch4", study)])
+    assert str(e.value).startswith("mnist_patch4: its runs trained at 1 (1 runs), 2 (1 runs) threads")

@@ -279,6 +279,8 @@ def test_this_cpu_may_train_a_study_of_its_type_one_its_check_joins_or_one_with_
     shutil.copy(STUDIES / "california_depth" / "study.json", here)   # its same-floats check joins the second type
     assert cpu_check(here, other_intel) == (0, "")
     assert cpu_check(here, "AMD EPYC, torch AVX2")[0] == 3
+    status, why = cpu_check(here, intel, threads=2)             # its runs trained at one thread
+    assert status == 3 and "its runs trained at 1 threads, a worker's at 2" in why
     empty = tmp_path / "studies" / "new_study"
     empty.mkdir()
     assert cpu_check(empty, "AMD EPYC, torch AVX2") == (0, "")   # no run yet: this CPU becomes the study's

@@ -69,12 +69,19 @@ def this_cpu() -> str:
     return os.environ.get("AUTONORM_CPU") or cpu_description() or ""
 
 
-def cpu_check(study_dir: str | Path, cpu: str | None = None) -> tuple[int, str]:
-    """(0, "") where CPU type ``cpu`` (default: this machine's) may train the study's runs: the study has no run
-    naming a CPU yet, or ``cpu`` is one its runs name or one its same-floats checks join (study.json); else
-    (3, why)."""
+def cpu_check(study_dir: str | Path, cpu: str | None = None, threads: int = 1) -> tuple[int, str]:
+    """(0, "") where CPU type ``cpu`` (default: this machine's) may train the study's runs at ``threads`` threads
+    (a worker's one): the study's runs were trained at that count, and it has no run naming a CPU yet, or ``cpu``
+    is one its runs name or one its same-floats checks join (study.json); else (3, why)."""
     study = recorded_study(study_dir)
     prov = study["provenance"] if study is not None else None
+    if prov is not None and "torch_threads" in prov:
+        counts = sorted({int(t) for t in prov["torch_threads"].dropna()} - {threads})
+        if counts:
+            return NOT_RECORDED, (f"{Path(study_dir).name}: its runs trained at {', '.join(map(str, counts))} "
+                                  f"threads, a worker's at {threads}: a CPU rounds floats differently at another "
+                                  "thread count, so they would pair with none of the study's; train them by hand "
+                                  "at the study's count")
     if prov is None or prov.empty or "cpu" not in prov:
         return 0, ""
     types = sorted({str(c).strip() for c in prov["cpu"].dropna() if str(c).strip()})

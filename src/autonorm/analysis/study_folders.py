@@ -425,6 +425,7 @@ def _refuse_unchecked_cpus(path: Path, record: dict, checks: list[dict]) -> None
     (Runs of older code that name no CPU are left to the page's caveat: their study's README names the
     machine.)"""
     prov = record["provenance"]
+    _refuse_mixed_threads(path, prov)
     if prov.empty or "cpu" not in prov:
         return
     named = prov["cpu"].dropna().astype(str)
@@ -446,6 +447,20 @@ def _refuse_unchecked_cpus(path: Path, record: dict, checks: list[dict]) -> None
                           "rounding: train one recorded run again on the other CPU for an epoch and declare the "
                           "check (python -m autonorm.analysis.same_floats STUDY RUN RUN_FOLDER), or record those "
                           "runs as a study of their own")
+
+
+def _refuse_mixed_threads(path: Path, prov: pd.DataFrame) -> None:
+    """Runs trained at two thread counts are refused: the count is an execution setting outside a run's
+    identity, but one CPU rounds floats differently at one and at two threads (benchmarks/LOG.md section 31),
+    as two CPU types do, and no same-floats check joins thread counts."""
+    if prov.empty or "torch_threads" not in prov:
+        return
+    counts = prov["torch_threads"].dropna().astype(int).value_counts().sort_index()
+    if len(counts) > 1:
+        shown = ", ".join(f"{t} ({n} runs)" for t, n in counts.items())
+        raise RecordError(f"{path.parent.name}: its runs trained at {shown} threads: a CPU rounds floats "
+                          "differently at another thread count, so a paired difference across them may carry the "
+                          "rounding; train them at one count, or record those runs as a study of their own")
 
 
 #: a run's per-epoch numbers compared between a repeat and its source (not the measured times)
