@@ -227,10 +227,10 @@ def not_tested(studies: list[Study], regime: list[InRegime], reference: pd.DataF
     if never:
         parts.append(f"{_and(never)} were not run (they need a GPU and downloads)")
     if outside:
-        parts.append(f"{_and(outside)} ran only smaller, short of the paper's accuracy or without a comparable "
-                     "paper number, so their rows decide nothing" if detail == FULL else
-                     f"{_and(outside)} ran only outside the paper's regime")
-    return ("Not tested at the paper's design: " + "; ".join(parts) + ".") if parts else ""
+        parts.append(f"{_and(outside)} ran only outside it: smaller, short of the paper's accuracy or without a "
+                     "comparable paper number, so their rows decide nothing" if detail == FULL else
+                     f"{_and(outside)} ran only outside it")
+    return ("Not tested in the paper's regime: " + "; ".join(parts) + ".") if parts else ""
 
 
 def counts(rows: list[Row]) -> str:
