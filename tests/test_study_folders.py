@@ -472,3 +472,11 @@ def test_runs_at_two_thread_counts_are_refused_like_two_cpu_types(tmp_path):
     with pytest.raises(records.RecordError) as e:
         sf.load_studies([("mnist_patch4", study)])
     assert str(e.value).startswith("mnist_patch4: its runs trained at 1 (1 runs), 2 (1 runs) threads")
+
+
+def test_the_page_names_a_study_s_thread_count_where_it_is_not_one():
+    from autonorm.report.findings.page import _cpu_lines
+
+    prov = pd.DataFrame({"cpu": ["AMD EPYC, torch AVX512"], "torch_threads": [2]})
+    assert _cpu_lines(prov) == ["  - CPUs of its runs: `AMD EPYC, torch AVX512` 1, at 2 threads a run."]
+    assert _cpu_lines(prov.assign(torch_threads=1)) == ["  - CPUs of its runs: `AMD EPYC, torch AVX512` 1."]

@@ -174,6 +174,9 @@ def _cpu_lines(prov, same_floats=()) -> list[str]:
     cpu = cpu.where(cpu.notna() & (cpu.astype(str).str.strip() != ""), UNRECORDED_CPU)
     counts = cpu.value_counts()
     named = ", ".join(f"`{c}` {n}" if c != UNRECORDED_CPU else f"{c} {n}" for c, n in counts.items())
+    # the thread count rounds floats as a CPU type does (a study holds one: load refuses two); named where not 1
+    threads = sorted({int(t) for t in prov["torch_threads"].dropna()}) if "torch_threads" in prov else []
+    named += f", at {threads[0]} threads a run" if len(threads) == 1 and threads != [1] else ""
     if len(counts) < 2:
         return [f"  - CPUs of its runs: {named}."]
     if same_floats and UNRECORDED_CPU not in counts:  # load refused CPU types no check joins
