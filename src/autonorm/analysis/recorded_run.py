@@ -19,14 +19,14 @@ a worker stops on every exit but 0 and 3.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from autonorm.analysis.records import RecordError, merge
 from autonorm.analysis.record_runs import finished_runs, parse_run, run_numbers
-from autonorm.analysis.study_folders import DECLARATION, read_parts
-from autonorm.io_utils import read_json
+from autonorm.analysis.study_folders import DECLARATION, load_studies, read_parts
 
 NOT_RECORDED, ERROR = 3, 2
 
@@ -63,8 +63,6 @@ def answer(study_dir: str | Path, run: str, metric: str | None = None, froze: bo
 
 def this_cpu() -> str:
     """This machine's CPU type as every run's env.json names it (provenance.cpu_description), or $AUTONORM_CPU."""
-    import os
-
     from autonorm.provenance import cpu_description
     return os.environ.get("AUTONORM_CPU") or cpu_description() or ""
 
@@ -73,23 +71,24 @@ def cpu_check(study_dir: str | Path, cpu: str | None = None, threads: int = 1) -
     """(0, "") where CPU type ``cpu`` (default: this machine's) may train the study's runs at ``threads`` threads
     (a worker's one): the study's runs were trained at that count, and it has no run naming a CPU yet, or ``cpu``
     is one its runs name or one its same-floats checks join (study.json); else (3, why)."""
-    study = recorded_study(study_dir)
-    prov = study["provenance"] if study is not None else None
-    if prov is not None and "torch_threads" in prov:
+    if not read_parts(study_dir):
+        return 0, ""   # no run yet: this CPU becomes the study's
+    # the study as the page reads it: its study.json's same-floats checks checked against the record
+    (study,) = load_studies([(Path(study_dir).name, study_dir)])
+    prov = study.record["provenance"]
+    if "torch_threads" in prov:
         counts = sorted({int(t) for t in prov["torch_threads"].dropna()} - {threads})
         if counts:
             return NOT_RECORDED, (f"{Path(study_dir).name}: its runs trained at {', '.join(map(str, counts))} "
                                   f"threads, a worker's at {threads}: a CPU rounds floats differently at another "
                                   "thread count, so they would pair with none of the study's; train them by hand "
                                   "at the study's count")
-    if prov is None or prov.empty or "cpu" not in prov:
+    if prov.empty or "cpu" not in prov:
         return 0, ""
-    types = sorted({str(c).strip() for c in prov["cpu"].dropna() if str(c).strip()})
+    types = {str(c).strip() for c in prov["cpu"].dropna() if str(c).strip()}
     if not types:
         return 0, ""
-    declared = Path(study_dir) / DECLARATION
-    checks = read_json(declared).get("same_floats", []) if declared.is_file() else []
-    joined = set(types) | {c.get("cpu") for c in checks if isinstance(c, dict)}
+    joined = types | {c["cpu"] for c in study.same_floats}
     cpu = this_cpu() if cpu is None else cpu   # torch is imported only where a run names its CPU
     if cpu in joined:
         return 0, ""
