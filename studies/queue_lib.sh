@@ -9,8 +9,9 @@
 # A run the study's committed record holds (an earlier sitting's, on another machine whose results folder is
 # gone) is done too: the worker skips it, and reads its pilot's rule and a recorded AutoNorm-S run's freeze
 # from the record (autonorm.analysis.recorded_run; a damaged record stops the worker).
-# A machine of another CPU type than the study's recorded runs (and than the types its same-floats checks
-# join) trains nothing: the worker exits 4 first, since such runs pair with none of the study's.
+# A machine of another CPU type than the study's runs (recorded, or in this machine's results folder, a
+# partly trained one included; and than the types its same-floats checks join) trains nothing: the worker
+# exits 4 first, since such runs pair with none of the study's.
 
 recorded() {  # is run $1 (method/seedN) in the study's record? 0 yes, 3 no, else stop; $2.. as recorded_run's
   local run=$1; shift
@@ -86,7 +87,7 @@ study_worker() {  # the worker of the study whose queue.sh runs (its folder: HER
   # the training code's commit) or "worktree" (the worktree's own, a study that commit already holds).
   # $7.. the study's lists, trained one after another (default: todo.txt), or the one list $TODO names.
   # Trains in $WORKTREE, a git worktree at the training code's commit; exits 4, training nothing, on a machine
-  # whose CPU type is not the study's (recorded_run --this-cpu).
+  # whose CPU type is not the study's (recorded_run --this-cpu --runs).
   # UNFROZEN_AUTONORM=0 (set by a study whose rows read no unfrozen AutoNorm): no autonorm run (run_list).
   local study=$1 metric=$4 rule1=$5 from=$6
   DATASET=$2
@@ -104,10 +105,12 @@ study_worker() {  # the worker of the study whose queue.sh runs (its folder: HER
     worktree) PRESET=workflow/presets/$study.yaml;;
     *) echo "study_worker: the preset is read from main or worktree, not '$from'" >&2; exit 2;;
   esac
-  # a machine of another CPU type than the study's trains runs that pair with none of its runs: stop first
-  python -m autonorm.analysis.recorded_run "$HERE" --this-cpu; case $? in 0) ;; 3) exit 4;; *) exit 1;; esac
   cd "${WORKTREE:?set WORKTREE to a git worktree at commit 6ac1786}" || exit 1
   [ -f "$PRESET" ] || { echo "no preset $PRESET (from $PWD): is WORKTREE a worktree at 6ac1786?" >&2; exit 2; }
+  # a machine of another CPU type than the study's trains runs that pair with none of its runs: stop first
+  # (the study's runs: its record's, and those in this results folder, a partly trained one included)
+  python -m autonorm.analysis.recorded_run "$HERE" --this-cpu --runs "results/$study/runs"
+  case $? in 0) ;; 3) exit 4;; *) exit 1;; esac
   E=results/$study/eval/$DATASET
   R=results/$study/runs/$DATASET
   CLAIMS=results/$study/.claims

@@ -316,6 +316,32 @@ def _set_cpu(results: Path, cpu: str) -> None:
         env.write_text(json.dumps(obj | {"cpu": cpu}))
 
 
+def test_a_run_resumed_on_another_cpu_or_thread_count_is_refused_naming_both(paper, tmp_path, capsys):
+    """A run trained to epoch 5 on one machine and resumed on another holds floats rounded two ways (its
+    env.json's ``earlier_attempts``): no part is written, and the refusal names the run and both settings."""
+    root, _ = paper
+    results = tmp_path / "results"
+    shutil.copytree(root, results)
+    _set_cpu(results, "CPU One, torch AVX2")
+    run = sorted(results.glob("runs/*/*/seed*/"))[0]
+    env = json.loads((run / "env.json").read_text())
+    one = {"cpu": "CPU One, torch AVX2", "torch_threads": env.get("torch_threads"), "resumed_from_epoch": None}
+    studies = tmp_path / "studies"
+    args = ["--record", "paper", "--studies-dir", str(studies), "--results", str(results)]
+    (run / "env.json").write_text(json.dumps(env | {"earlier_attempts": [one]}))   # one setting: fine
+    assert report.main(args + ["--part", "one"]) == 0
+    two = one | {"cpu": "CPU Two, torch AVX512"}
+    (run / "env.json").write_text(json.dumps(env | {"earlier_attempts": [one, two]}))
+    assert report.main(args + ["--part", "two"]) != 0
+    err = capsys.readouterr().err
+    assert str(run / "env.json") in err and "'CPU One, torch AVX2'" in err and "'CPU Two, torch AVX512'" in err
+    assert not (studies / "paper" / "two").exists()
+    threads = one | {"torch_threads": 2}
+    (run / "env.json").write_text(json.dumps(env | {"earlier_attempts": [threads]}))
+    assert report.main(args + ["--part", "three"]) != 0
+    assert "at 2 threads" in capsys.readouterr().err
+
+
 def test_a_run_retrained_on_another_cpu_is_refused_naming_both_cpus(paper, tmp_path, capsys):
     """Two CPUs may round floats otherwise, so a run retrained on another one comes out other: the
     refusal says on which CPUs the two were trained (provenance.csv.gz column ``cpu``)."""

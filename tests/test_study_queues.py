@@ -7,6 +7,7 @@ study folder holding the parts a test gives it (none, or some of the committed o
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
 import subprocess
@@ -284,6 +285,57 @@ def test_this_cpu_may_train_a_study_of_its_type_one_its_check_joins_or_one_with_
     empty = tmp_path / "studies" / "new_study"
     empty.mkdir()
     assert cpu_check(empty, "AMD EPYC, torch AVX2") == (0, "")   # no run yet: this CPU becomes the study's
+
+
+def _partly_trained(runs: Path, run: str, cpu: str, threads: int = 1) -> Path:
+    """A run folder as an attempt leaves it when it stops before its last epoch: env.json and a checkpoint."""
+    folder = runs / run
+    folder.mkdir(parents=True)
+    (folder / "env.json").write_text(json.dumps({"cpu": cpu, "torch_threads": threads, "resumed_from_epoch": None}))
+    (folder / "checkpoint.pt").write_bytes(b"epoch 5")
+    return folder
+
+
+def test_a_run_partly_trained_on_another_cpu_type_is_not_resumed_here(tmp_path):
+    """A results folder that outlived its sitting holds a run trained to epoch 5 on an AVX-512 machine; this
+    machine is AVX2. Resumed, its env.json would name this CPU alone, hiding the epochs of the other: the worker
+    stops (exit 4) before it trains, naming the run, though the study has no record yet."""
+    runs = tmp_path / "worktree" / "results" / "california_ablations" / "runs" / "california_housing"
+    partly = _partly_trained(runs, "gumbel_hard/seed2", "AMD EPYC, torch AVX512")
+    ((rc, out, err),), trained = _queue(tmp_path, ["gumbel_hard/seed2"], study="california_ablations",
+                                        cpu="AMD EPYC, torch AVX2")
+    assert rc == 4 and trained == []
+    assert "'AMD EPYC, torch AVX2' is not the study's ('AMD EPYC, torch AVX512')" in err
+    assert str(partly.parents[2]) in err and "move a run folder of another machine aside" in err
+
+
+def test_the_runs_in_this_results_folder_count_as_the_study_s(tmp_path):
+    from autonorm.analysis.recorded_run import cpu_check, main
+    here = _study_copy(tmp_path, "california_depth", ("2026-12-05-pilot",)).parent
+    intel = "Intel(R) Xeon(R) Processor, torch AVX512"
+    runs = tmp_path / "runs"
+    assert cpu_check(here, intel, runs_dir=runs) == (0, "")        # no results folder yet
+    _partly_trained(runs, "california_housing/dyt/seed0", intel)
+    assert cpu_check(here, intel, runs_dir=runs) == (0, "")        # a run of the study's own type resumes
+    other = _partly_trained(runs, "california_housing/film/seed0", "AMD EPYC, torch AVX2")
+    status, why = cpu_check(here, intel, runs_dir=runs)
+    assert status == 3 and str(other) in why and "another CPU type than the study's" in why
+    shutil.rmtree(other)
+    two = _partly_trained(runs, "california_housing/film/seed1", intel, threads=2)
+    status, why = cpu_check(here, intel, runs_dir=runs)
+    assert status == 3 and "its runs trained at 2 threads, a worker's at 1" in why
+    shutil.rmtree(two)
+    empty = tmp_path / "studies" / "new_study"                      # no record: the local runs decide alone
+    empty.mkdir()
+    assert cpu_check(empty, "AMD EPYC, torch AVX2", runs_dir=runs)[0] == 3
+    assert cpu_check(empty, intel, runs_dir=runs) == (0, "")
+    amd = _partly_trained(runs, "california_housing/film/seed2", "AMD EPYC, torch AVX2")   # a mixed folder
+    for machine in (intel, "AMD EPYC, torch AVX2"):
+        status, why = cpu_check(empty, machine, runs_dir=runs)
+        assert status == 3 and "another CPU type than the study's" in why
+    shutil.rmtree(amd)
+    (runs / "california_housing" / "dyt" / "seed0" / "env.json").write_text("{not json")
+    assert main([str(empty), "--this-cpu", "--runs", str(runs)]) == 2   # a damaged env.json stops the worker
 
 
 def test_a_worker_whose_python_cannot_answer_stops_instead_of_training_recorded_runs(tmp_path):

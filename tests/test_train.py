@@ -104,6 +104,28 @@ def test_resume_matches_uninterrupted(tmp_path, task):
     assert strip(h_full) == strip(h_part)
 
 
+def test_a_resumed_run_keeps_its_earlier_attempts_machines(image_data, tmp_path, monkeypatch):
+    """env.json describes the last attempt; a run resumed on another machine keeps the earlier attempts' CPU
+    and thread count beside it (their epochs' floats were rounded there), and the record refuses the mix."""
+    import autonorm.run.train as train
+    from autonorm.analysis.records import mixed_attempts
+    real = train.env_info
+    cpus = iter(["CPU One, torch AVX2", "CPU Two, torch AVX512"])
+    monkeypatch.setattr(train, "env_info", lambda device=None: real(device) | {"cpu": next(cpus)})
+    cfg = run_config(image_data, tmp_path / "run", epochs=2)
+    assert train_run(cfg, stop_after_epochs=1) is None
+    first = json.loads((tmp_path / "run" / "env.json").read_text())
+    assert first["earlier_attempts"] == [] and first["resumed_from_epoch"] is None
+    train_run(cfg)
+    env = json.loads((tmp_path / "run" / "env.json").read_text())
+    assert env["cpu"] == "CPU Two, torch AVX512" and env["resumed_from_epoch"] == 1
+    assert [(a["cpu"], a["resumed_from_epoch"]) for a in env["earlier_attempts"]] == [("CPU One, torch AVX2", None)]
+    assert env["earlier_attempts"][0]["torch_threads"] == env["torch_threads"]
+    assert mixed_attempts(env) == [f"'CPU One, torch AVX2' at {env['torch_threads']} threads",
+                                   f"'CPU Two, torch AVX512' at {env['torch_threads']} threads"]
+    assert mixed_attempts(first) == []
+
+
 def test_same_seed_same_metrics_other_seed_differs(image_data, tmp_path):
     a = train_run(run_config(image_data, tmp_path / "a", method="random", epochs=1))
     b = train_run(run_config(image_data, tmp_path / "b", method="random", epochs=1))

@@ -114,6 +114,16 @@ def _strip_paths(cfg: dict) -> dict:
     return cfg
 
 
+def mixed_attempts(env: dict) -> list[str]:
+    """The distinct (CPU type, thread count) settings of a run's attempts, worded, where it has more than one
+    (env.json's ``earlier_attempts``, kept by a resumed run); [] for a run of one setting."""
+    attempts = list(env.get("earlier_attempts") or []) + [env]
+    settings = sorted({(str(a.get("cpu")), a.get("torch_threads")) for a in attempts}, key=str)
+    if len(settings) < 2:
+        return []
+    return [f"{c!r} at {t} threads" for c, t in settings]
+
+
 def runs_from_results(results: str | Path, cpu: str | None = None) -> dict:
     """The per-run frames of a results folder (analysis.collect), as a record holds them: only
     runs that finished or diverged, paths relative to the folder, and each run's config and
@@ -146,6 +156,10 @@ def runs_from_results(results: str | Path, cpu: str | None = None) -> dict:
             configs[key] = _strip_paths(cfg)
         env, metrics = _read(run_dir / "env.json"), _read(run_dir / "metrics.json")
         packages = env.get("packages") or {}
+        if machines := mixed_attempts(env):
+            raise RecordError(f"{run_dir / 'env.json'}: the run resumed on another machine setting, so its epochs "
+                              f"trained on {' and '.join(machines)}: floats rounded two ways in one run, which pairs "
+                              "with no run of either; train it again on one machine (delete its run folder)")
         if cpu is not None and not env.get("cpu"):
             env["cpu"] = cpu
             declared.append(key)

@@ -181,14 +181,34 @@ def _open_run_folder(cfg: dict, out_dir: Path, chash: str, device: torch.device)
     # the model's device, while RNG states and AdamW's step counters must stay CPU tensors (a checkpoint
     # written on a GPU resumes on a CPU node and back)
     ckpt = load_checkpoint(out_dir, CPU, chash, data_id)
+    # a resumed run's epochs trained in more than one attempt, perhaps on other machines: env.json describes
+    # this one and keeps what the earlier ones' said (their CPU and thread count rounded those epochs' floats)
+    earlier = earlier_attempts(out_dir) if ckpt is not None else []
     invalidate_outputs(out_dir, resuming=ckpt is not None)
     if ckpt is not None:
         write_json_atomic(out_dir / "history.json", ckpt["history"])  # may lag the checkpoint after a kill
     write_json_atomic(out_dir / "config.json", cfg)
     write_json_atomic(out_dir / "env.json", env_info(device) | {
         "config_hash": chash, "data_identity": data_id,
-        "resumed_from_epoch": ckpt["epoch"] if ckpt is not None else None})
+        "resumed_from_epoch": ckpt["epoch"] if ckpt is not None else None, "earlier_attempts": earlier})
     return data, ckpt
+
+
+#: what env.json keeps of each earlier attempt of a resumed run
+ATTEMPT_KEYS = ("time_utc", "host", "cpu", "torch_threads", "device", "device_name", "resumed_from_epoch")
+
+
+def earlier_attempts(out_dir: Path) -> list[dict]:
+    """The attempts before this one, oldest first, from the run folder's env.json (the last attempt's, which
+    holds its own earlier ones); [] where it is missing or unreadable (then the checkpoint's epochs are of
+    unknown provenance, said in the log)."""
+    try:
+        env = json.loads((out_dir / "env.json").read_text())
+    except (OSError, ValueError):
+        log.warning("%s: no readable env.json beside the checkpoint; the earlier attempts' machines are unknown",
+                    out_dir)
+        return []
+    return list(env.get("earlier_attempts") or []) + [{k: env.get(k) for k in ATTEMPT_KEYS if k in env}]
 
 
 class _Training:
