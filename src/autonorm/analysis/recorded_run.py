@@ -22,7 +22,6 @@ a worker stops on every exit but 0 and 3.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Sequence
@@ -31,6 +30,7 @@ from pathlib import Path
 from autonorm.analysis.records import RecordError, merge
 from autonorm.analysis.record_runs import finished_runs, parse_run, run_numbers
 from autonorm.analysis.study_folders import DECLARATION, load_studies, read_parts
+from autonorm.io_utils import read_json
 
 NOT_RECORDED, ERROR = 3, 2
 
@@ -79,7 +79,7 @@ def local_runs(runs_dir: str | Path | None) -> list[tuple[Path, str, int | None]
     out = []
     for env_file in sorted(Path(runs_dir).resolve().rglob("env.json")):   # named in full in a message
         try:
-            env = json.loads(env_file.read_text())
+            env = read_json(env_file)
         except (OSError, ValueError) as e:
             raise RecordError(f"{env_file}: unreadable ({e}); move its run folder aside or train it again") from e
         threads = env.get("torch_threads")

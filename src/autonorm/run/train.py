@@ -37,7 +37,7 @@ from ..config.workflow import load_config
 from ..data import load_processed
 from .device import bf16_autocast, resolve_device, set_deterministic
 from .distill import Distiller
-from ..io_utils import RunFolderBusy, WriteFailed, sha256_file, write_json_atomic
+from ..io_utils import RunFolderBusy, WriteFailed, read_json, sha256_file, write_json_atomic
 from .malloc_tuning import keep_freed_memory
 from ..methods import get_method
 from ..metrics import VAL_METRIC
@@ -203,7 +203,7 @@ def earlier_attempts(out_dir: Path) -> list[dict]:
     holds its own earlier ones); [] where it is missing or unreadable (then the checkpoint's epochs are of
     unknown provenance, said in the log)."""
     try:
-        env = json.loads((out_dir / "env.json").read_text())
+        env = read_json(out_dir / "env.json")
     except (OSError, ValueError):
         log.warning("%s: no readable env.json beside the checkpoint; the earlier attempts' machines are unknown",
                     out_dir)
