@@ -227,3 +227,41 @@ def test_a_best_of_fewer_seeds_than_the_study_names_its_n():
         seeds = Counter(m for _, m, _ in finished_runs(load_study(root / "studies" / study)))
         n, most = seeds[best.split()[0]], max(seeds.values())
         assert (f"(n={n} of {most})" in best) == (n < most) and ("(n=" in best) == (n < most), (study, best)
+
+
+def test_the_static_ceiling_row_reads_each_methods_own_seeds(tmp_path):
+    """§3.2's row (frozen_ln − DyT, Welch): each method's own n goes into the interval, and a method with one
+    seed gets no interval (not "[nan, nan]"). California's DyT began with one seed beside five of frozen_ln;
+    the interval once took frozen_ln's n for both."""
+    from pathlib import Path
+
+    from scipy import stats as sps
+
+    from autonorm.analysis.collect import load_reference
+    from autonorm.report.findings.statement_rows import _static_ceiling_rows
+    from autonorm.report.findings.studies import find_studies
+
+    root = Path(__file__).resolve().parents[1]
+    (st,) = find_studies([("california_depth", str(root / "studies" / "california_depth"))], root / "studies", tmp_path)
+    s = st.ctx.summary
+    at = (s.dataset == "california_housing") & (s.metric == "rmse")
+    fl, dyt = (s[at & (s.method == m)].index[0] for m in ("frozen_ln", "dyt"))
+    reference = load_reference(None)
+
+    s.loc[fl, ["mean", "std", "n"]] = [0.46, 0.004, 5]
+    s.loc[dyt, ["mean", "std", "n"]] = [0.56, 0.02, 1]
+    (row,) = _static_ceiling_rows([st], reference)
+    assert "nan" not in row.ours.lower() and "no interval (it needs 2 seeds of each)" in row.ours
+    assert "frozen_ln 0.46 (n=5), dyt 0.56 (n=1)" in row.ours and row.where.endswith("n=1")
+
+    s.loc[dyt, ["std", "n"]] = [0.02, 2]
+    (row,) = _static_ceiling_rows([st], reference)
+    # by hand: va = 0.004²/5 = 3.2e-6, vb = 0.02²/2 = 2e-4; se = sqrt(2.032e-4) = 0.014255;
+    # Welch df = (2.032e-4)² / ((3.2e-6)²/4 + (2e-4)²/1) = 1.0322; -0.1 ± t(0.95, df) * se
+    va, vb = 0.004 ** 2 / 5, 0.02 ** 2 / 2
+    df = (va + vb) ** 2 / (va ** 2 / 4 + vb ** 2 / 1)
+    assert df == pytest.approx(1.0322, abs=1e-4)
+    half = sps.t.ppf(0.95, df) * math.sqrt(va + vb)
+    assert f"[{-0.1 - half:+.3g}, {-0.1 + half:+.3g}]" in row.ours
+    # frozen_ln's n for both (the old call) would give a far narrower interval: df 4.32, half 0.019
+    assert half > 0.08

@@ -269,9 +269,12 @@ def _static_ceiling_rows(studies: list[Study], reference: pd.DataFrame) -> list[
             if a.empty or b.empty or not fnum(a.iloc[0]["n"]) or not fnum(b.iloc[0]["n"]):
                 continue
             ra, rb = a.iloc[0], b.iloc[0]
-            lo, hi = stats.welch_ci(float(rb["mean"]), float(rb["std"]), int(ra["n"]), float(ra["mean"]),
-                                    float(ra["std"]), int(ra["n"]), level=0.90)
+            na, nb = int(ra["n"]), int(rb["n"])  # each method its own seeds: DyT may have fewer than frozen_ln
+            lo, hi = stats.welch_ci(float(rb["mean"]), float(rb["std"]), nb, float(ra["mean"]),
+                                    float(ra["std"]), na, level=0.90)
             diff = float(ra["mean"]) - float(rb["mean"])
+            interval = (f"90% CI (Welch) [{lo:+.3g}, {hi:+.3g}]" if math.isfinite(lo) else
+                        "no interval (it needs 2 seeds of each)")
             hib = stats.higher_is_better(metric)
             better = (lo > 0) if hib else (hi < 0)
             worse = (hi < 0) if hib else (lo > 0)
@@ -280,10 +283,12 @@ def _static_ceiling_rows(studies: list[Study], reference: pd.DataFrame) -> list[
             verdict = "reproduced" if better else "contradicted" if worse else "inconclusive"
             ok, why = rules.study_regime(st, reference, d)
             verdict = rules.out_of_regime(f"{verdict}: {said}", ok, why)
-            rows.append(Row(claim, section_of("static_ceiling"), st.where(d, "frozen_ln", n=int(ra["n"])),
-                            f"frozen_ln − dyt {metric}: {diff:+.3g}, 90% CI (Welch) [{lo:+.3g}, {hi:+.3g}]; "
-                            f"frozen_ln {fmt(ra['mean'])}, dyt {fmt(rb['mean'])}", "frozen_ln at or above",
-                            verdict, key="stated:static_ceiling", in_regime=ok, n=int(min(ra["n"], rb["n"]))))
+            n_a, n_b = ("", "") if na == nb else (f" (n={na})", f" (n={nb})")  # the scope names the smaller n
+            rows.append(Row(claim, section_of("static_ceiling"), st.where(d, "frozen_ln", n=min(na, nb)),
+                            f"frozen_ln − dyt {metric}: {diff:+.3g}, {interval}; frozen_ln {fmt(ra['mean'])}{n_a}, "
+                            f"dyt {fmt(rb['mean'])}{n_b}",
+                            "frozen_ln at or above", verdict, key="stated:static_ceiling", in_regime=ok,
+                            n=min(na, nb)))
     return rows or [Row(claim, section_of("static_ceiling"), "–", "–", "frozen_ln at or above",
                         f"not testable here: no study ran DyT beside frozen_ln; `{command_for('mnist')}`",
                         key="stated:static_ceiling")]
