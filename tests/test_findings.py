@@ -265,3 +265,29 @@ def test_the_static_ceiling_row_reads_each_methods_own_seeds(tmp_path):
     assert f"[{-0.1 - half:+.3g}, {-0.1 + half:+.3g}]" in row.ours
     # frozen_ln's n for both (the old call) would give a far narrower interval: df 4.32, half 0.019
     assert half > 0.08
+
+
+def test_the_static_ceiling_verdict_names_its_datasets(tmp_path):
+    """The paper's ceiling names no dataset, so it is every dataset's: a decided row says which datasets it rests
+    on and how many of the paper's nine trained datasets (CIFAR-10-C is a test set) have no DyT run in the regime."""
+    from pathlib import Path
+
+    from autonorm.analysis.collect import load_reference
+    from autonorm.report.findings.statement_rows import _static_ceiling_rows
+    from autonorm.report.findings.studies import find_studies
+
+    root = Path(__file__).resolve().parents[1]
+    (st,) = find_studies([("california_depth", str(root / "studies" / "california_depth"))], root / "studies", tmp_path)
+    s = st.ctx.summary
+    at = (s.dataset == "california_housing") & (s.metric == "rmse")
+    fl, dyt = (s[at & (s.method == m)].index[0] for m in ("frozen_ln", "dyt"))
+    s.loc[fl, ["mean", "std", "n"]] = [0.46, 0.004, 5]
+    s.loc[dyt, ["mean", "std", "n"]] = [0.56, 0.004, 5]
+    (row,) = _static_ceiling_rows([st], load_reference(None))
+    assert row.in_regime
+    assert row.verdict.startswith("reproduced (on California Housing only; the paper's ceiling is every dataset's, "
+                                  "and 8 of its 9 datasets have no DyT run in its regime): frozen_ln above DyT")
+    assert row.word == "reproduced"   # the tally still reads the verdict's word
+    s.loc[dyt, "mean"] = 0.40         # DyT below frozen_ln's RMSE: above the ceiling
+    (row,) = _static_ceiling_rows([st], load_reference(None))
+    assert row.verdict.startswith("contradicted (on California Housing only;") and row.word == "contradicted"
