@@ -291,3 +291,23 @@ def test_the_static_ceiling_verdict_names_its_datasets(tmp_path):
     s.loc[dyt, "mean"] = 0.40         # DyT below frozen_ln's RMSE: above the ceiling
     (row,) = _static_ceiling_rows([st], load_reference(None))
     assert row.verdict.startswith("contradicted (on California Housing only;") and row.word == "contradicted"
+
+
+def test_the_learning_table_keeps_a_means_trailing_zero(tmp_path):
+    """"How far each study's models got" prints a mean to about 4 figures with its trailing zero: an RMSE of
+    0.4560 reads 0.4560 beside frozen_ln's 0.4624, not 0.456 (as if known to 3 figures)."""
+    from pathlib import Path
+
+    from autonorm.analysis.collect import load_reference
+    from autonorm.report.findings.main_table import learning_rows
+    from autonorm.report.findings.studies import find_studies
+
+    root = Path(__file__).resolve().parents[1]
+    (st,) = find_studies([("california_depth", str(root / "studies" / "california_depth"))], root / "studies", tmp_path)
+    s = st.ctx.summary
+    at = (s.dataset == "california_housing") & (s.metric == "rmse")
+    s.loc[at, "mean"] = 0.50
+    s.loc[at & (s.method == "frozen_ln"), "mean"] = 0.46238
+    s.loc[at & (s.method == "film"), "mean"] = 0.45598
+    (row,) = [r for r in learning_rows([st], load_reference(None)) if r[1] == "California Housing"]
+    assert row[3] == "film 0.4560" and row[4] == "0.4624"

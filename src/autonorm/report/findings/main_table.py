@@ -13,7 +13,7 @@ from autonorm.report.findings.commands import WHY_GPU, command_for
 from autonorm.report.findings.rows import Row, placement_words
 from autonorm.report.findings.rules import Claim, Paired
 from autonorm.report.findings.studies import Study, first_study
-from autonorm.report.fmt import fmt, fnum, pretty, truthy
+from autonorm.report.fmt import decimals, fmt, fnum, pretty, truthy
 from autonorm.report.paper import DOUBTFUL, quote, section_of
 
 #: the paper's own words about a comparison (dataset, other method) -> (quote keys, does it also
@@ -234,6 +234,11 @@ def ptb_perplexity_rows(studies: list[Study], reference: pd.DataFrame) -> list[R
     return rows
 
 
+def _four_figures(v: float) -> str:
+    """A mean to about 4 figures, trailing zeros kept: 0.4560 beside 0.4624, not 0.456."""
+    return fmt(v, decimals(fnum(v)))
+
+
 def learning_rows(studies: list[Study], reference: pd.DataFrame) -> list[list[str]]:
     """Per study and dataset: how far its models got, beside the paper's and the trivial
     baseline, so that a verdict is read with the configuration it was measured in."""
@@ -255,8 +260,9 @@ def learning_rows(studies: list[Study], reference: pd.DataFrame) -> list[list[st
             in_regime, _ = rules.study_regime(st, reference, d)
             # a best over fewer seeds than the study's most says so: a mean of one seed is no mean of five
             fewer = f" (n={int(best['n'])} of {int(g['n'].max())})" if best["n"] < g["n"].max() else ""
-            rows.append([st.name, pretty(d), metric, f"{st.ctx.method_label(d, best.method)} {fmt(best['mean'])}{fewer}",
-                         fmt(fl["mean"].iloc[0]) if len(fl) else "–",
+            label = st.ctx.method_label(d, best.method)
+            rows.append([st.name, pretty(d), metric, f"{label} {_four_figures(best['mean'])}{fewer}",
+                         _four_figures(fl["mean"].iloc[0]) if len(fl) else "–",
                          (f"{fmt(pfl.iloc[0])} / {fmt(pas.iloc[0])}" if len(pfl) and len(pas)
                           else (fmt(pas.iloc[0]) if len(pas) else "–")) + (" †" if (d, metric) in DOUBTFUL else ""),
                          fmt(trivial.iloc[0]) if len(trivial) else "–",
