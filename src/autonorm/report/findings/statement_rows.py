@@ -297,7 +297,7 @@ def _static_ceiling_rows(studies: list[Study], reference: pd.DataFrame) -> list[
                     f"not testable here: no study ran DyT beside frozen_ln; `{command_for('mnist')}`",
                     key="stated:static_ceiling")]
     # the paper names no dataset, so its ceiling is every dataset's: an in-regime verdict names the datasets
-    # it rests on and says how many of the paper's were not tested at its design (method.md, "Scope kept")
+    # it rests on and says how many of the paper's were not tested at its design (docs/method.md section 11, "Scope kept")
     trained = [d for d in dict.fromkeys(reference.dataset) if d in DATASETS]   # CIFAR-10-C is a test set
     tested = list(dict.fromkeys(d for r, d in zip(rows, datasets) if r.in_regime))
     if not tested:
