@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -71,9 +72,11 @@ def _recorded_cpu(study: Path) -> str:
 
 def _queue(tmp_path: Path, todo: list[str], freezes: str = "", study: str = "mnist_patch4", in_regime: bool = True,
            workers: int = 1, stub_seconds: float = 0, parts: tuple[str, ...] = (),
-           lists: dict[str, list[str]] | None = None, cpu: str | None = None):
+           lists: dict[str, list[str]] | None = None, cpu: str | None = None,
+           worker_env: list[dict[str, str]] | None = None, stagger: float = 0):
     """Run the study's worker(s) on the list ``todo`` (as $TODO), or, given ``lists``, on the lists its
-    queue.sh names, written under those names into the study's folder (no $TODO)."""
+    queue.sh names, written under those names into the study's folder (no $TODO). ``worker_env``: each
+    worker's own variables; ``stagger``: seconds between the workers' starts."""
     if shutil.which("flock") is None:
         pytest.skip("flock (util-linux) is not installed")
     eval_dir, raw_var, good, bad = QUEUES[study]
@@ -95,8 +98,13 @@ def _queue(tmp_path: Path, todo: list[str], freezes: str = "", study: str = "mni
         env["AUTONORM_CPU"] = cpu or _recorded_cpu(queue.parent)
     if lists is not None:
         del env["TODO"]
-    procs = [subprocess.Popen(["bash", str(queue)], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(workers)]
+    procs = []
+    for i in range(workers):
+        if i and stagger:
+            time.sleep(stagger)
+        own = {**env, **(worker_env[i] if worker_env else {})}
+        procs.append(subprocess.Popen(["bash", str(queue)], env=own, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
     outs = [p.communicate(timeout=120) for p in procs]
     trained = log.read_text().split() if log.exists() else []
     return [(p.returncode, *o) for p, o in zip(procs, outs)], trained
@@ -125,6 +133,26 @@ def test_two_workers_at_once_train_each_run_once(tmp_path, study):
     unfrozen = set() if study in NO_UNFROZEN else {"autonorm/seed2.json"}
     want = {f"{t}.json" for t in todo} | unfrozen   # the pilot is frozen_ln/seed0
     assert sorted(trained) == sorted(want) and len(trained) == len(want)
+
+
+@pytest.mark.parametrize("in_regime", [True, False])
+def test_a_worker_told_not_to_wait_trains_the_list_beside_the_pilot(tmp_path, in_regime):
+    """mnist_patch4_ablations' amendment to rule 1's schedule: a second worker started with PILOT_WAIT=0
+    while the first trains the pilot takes the list meanwhile, each run once; the pilot's rule is still read
+    by the first worker, which stops (exit 3) when it is out of the regime (the list's runs are then set aside
+    by hand, unrecorded). Without PILOT_WAIT=0 the second worker would wait for the pilot."""
+    todo = ["teacher_mlp/seed0", "autonorm_s/seed0", "distill/seed0"]
+    results, trained = _queue(tmp_path, todo, study="mnist_patch4_ablations", in_regime=in_regime, workers=2,
+                              stub_seconds=1.0, stagger=0.4, worker_env=[{}, {"PILOT_WAIT": "0"}])
+    (rc1, out1, err1), (rc2, out2, err2) = results
+    assert rc2 == 0, err2
+    assert "another worker holds the pilot" in out2 and "pilot test" not in out2
+    assert trained[0] == "frozen_ln/seed0.json" and sorted(trained) == sorted(
+        ["frozen_ln/seed0.json", *(f"{t}.json" for t in todo)])
+    # the pilot's stub sleeps 1 s: had the second worker waited, the first would have taken a run of the list
+    assert trained[1] == "teacher_mlp/seed0.json" and "teacher_mlp/seed0" in out2
+    assert rc1 == (0 if in_regime else 3)
+    assert ("out of regime" in out1) is (not in_regime)
 
 
 @pytest.mark.parametrize("study", list(QUEUES))
