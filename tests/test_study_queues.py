@@ -143,13 +143,14 @@ def test_a_worker_told_not_to_wait_trains_the_list_beside_the_pilot(tmp_path, in
     by hand, unrecorded). Without PILOT_WAIT=0 the second worker would wait for the pilot."""
     todo = ["teacher_mlp/seed0", "autonorm_s/seed0", "distill/seed0"]
     results, trained = _queue(tmp_path, todo, study="mnist_patch4_ablations", in_regime=in_regime, workers=2,
-                              stub_seconds=1.0, stagger=0.4, worker_env=[{}, {"PILOT_WAIT": "0"}])
+                              stub_seconds=3.0, stagger=0.4, worker_env=[{}, {"PILOT_WAIT": "0"}])
     (rc1, out1, err1), (rc2, out2, err2) = results
     assert rc2 == 0, err2
     assert "another worker holds the pilot" in out2 and "pilot test" not in out2
     assert trained[0] == "frozen_ln/seed0.json" and sorted(trained) == sorted(
         ["frozen_ln/seed0.json", *(f"{t}.json" for t in todo)])
-    # the pilot's stub sleeps 1 s: had the second worker waited, the first would have taken a run of the list
+    # the pilot's stub sleeps 3 s (a margin for the workers' start-up on a busy machine): had the second worker
+    # waited, the first would have taken a run of the list
     assert trained[1] == "teacher_mlp/seed0.json" and "teacher_mlp/seed0" in out2
     assert rc1 == (0 if in_regime else 3)
     assert ("out of regime" in out1) is (not in_regime)
