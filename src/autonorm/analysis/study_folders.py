@@ -311,15 +311,18 @@ def _cpu_of(rec: dict, key) -> str:
 
 def _two_trainings(holders: list) -> bool:
     """Whether studies holding one run identity (config, data, seed) hold two trainings of it: each names its
-    CPU, the CPUs differ, and so do the numbers. Two CPU types may round floats apart, so one config trains to
-    other numbers on each (docs/method.md section 11); such runs are not one run read twice, and each counts in
-    its own study (which pairs only runs of one CPU type, or of types its same-floats check joins). The same
-    numbers are the same run, whatever the CPUs; other numbers on one CPU are refused."""
+    CPU, the CPUs differ, and so do the numbers: the final metrics, or the per-epoch losses (two trainings may
+    round to one test accuracy on 10,000 images and still part in a loss's eighth digit). Two CPU types may round
+    floats apart, so one config trains to other numbers on each (docs/method.md section 11); such runs are not one
+    run read twice, and each counts in its own study (which pairs only runs of one CPU type, or of types its
+    same-floats check joins). The same numbers are the same run, whatever the CPUs; other numbers on one CPU are
+    refused."""
     (a, ka), *rest = holders
     cpu_a = _cpu_of(a.record, ka)
     for b, kb in rest:
         cpu_b = _cpu_of(b.record, kb)
-        if not (cpu_a and cpu_b) or cpu_a == cpu_b or not differences(a.record, b.record, ka, kb):
+        if not (cpu_a and cpu_b) or cpu_a == cpu_b or not (differences(a.record, b.record, ka, kb)
+                                                           or history_differences(a.record, b.record, ka, kb)):
             return False
     return True
 
